@@ -1,0 +1,19 @@
+"""Run-wide settings read from the environment.
+
+``BRRR_QUICK=1`` shrinks sizes and repetitions so that every chapter runs in
+seconds on two CPU cores (what CI does). Readers get the full mode.
+"""
+import os
+
+QUICK_ENV = "BRRR_QUICK"
+
+
+def quick_mode() -> bool:
+    """True when ``BRRR_QUICK`` is set to anything but '', '0', 'false' or 'no'."""
+    return os.environ.get(QUICK_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def cache_dir() -> str:
+    """Folder for cached measurements (CPU peaks); ``BRRR_CACHE_DIR`` overrides it."""
+    default = os.path.join(os.path.expanduser("~"), ".cache", "brrr")
+    return os.environ.get("BRRR_CACHE_DIR", default)

@@ -1,0 +1,96 @@
+"""Measurements as plain data: tidy records plus where they came from.
+
+A :class:`Result` is a list of records (one dict per measurement, with device,
+dtype, size, seconds, bytes, flops, ...) and a ``meta`` dict (device, library
+versions, date, the command that made it). It saves to JSON and loads back, so
+figures can be re-drawn without measuring again.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import sys
+from dataclasses import dataclass, field
+
+
+def versions() -> dict:
+    """Versions of Python and of the libraries that may have done the measuring."""
+    out = {"python": platform.python_version()}
+    for name in ("brrr", "numpy", "numba", "torch", "cupy"):
+        module = sys.modules.get(name)
+        if module is None:
+            try:
+                module = __import__(name)
+            except Exception:
+                continue
+        out[name] = getattr(module, "__version__", "unknown")
+    return out
+
+
+def provenance(command: str = "", **extra) -> dict:
+    """Meta data for a result: device summary, versions, UTC date and the command."""
+    from .device import device
+    meta = {"device": device().summary(), "versions": versions(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": command}
+    meta.update(extra)
+    return meta
+
+
+@dataclass
+class Result:
+    """Tidy records and their provenance. ``reference=True`` marks shipped reference runs."""
+    name: str
+    records: list = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+
+    def to_frame(self):
+        """The records as a pandas DataFrame."""
+        import pandas as pd
+        return pd.DataFrame(self.records)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "meta": self.meta, "records": self.records}
+
+    def to_json(self, path: str) -> str:
+        """Write to ``path`` as JSON; returns the path."""
+        with open(path, "w") as f:
+            json.dump(self.to_dict(), f, indent=1, default=_plain)
+        return path
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Result":
+        for key in ("name", "records", "meta"):
+            if key not in data:
+                raise ValueError(f"not a brrr result: the JSON has no {key!r} field")
+        return cls(name=data["name"], records=list(data["records"]), meta=dict(data["meta"]))
+
+    @classmethod
+    def load(cls, path: str) -> "Result":
+        """Read a result written by :meth:`to_json`."""
+        with open(path) as f:
+            return cls.from_dict(json.load(f))
+
+    @property
+    def is_reference(self) -> bool:
+        return bool(self.meta.get("reference"))
+
+    def __len__(self):
+        return len(self.records)
+
+    def __repr__(self):
+        dev = self.meta.get("device", {}).get("name", "unknown device")
+        when = self.meta.get("date", "")[:10]
+        ref = ", reference" if self.is_reference else ""
+        notes = "".join(f"\n  note: {n}" for n in self.meta.get("notes", []))
+        return f"Result({self.name!r}: {len(self.records)} records on {dev}, {when}{ref}){notes}"
+
+
+def _plain(value):
+    """JSON fallback for NumPy scalars and arrays."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)

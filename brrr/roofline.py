@@ -1,0 +1,154 @@
+"""The roofline model (Williams, Waterman & Patterson, 2009).
+
+A kernel that does ``flops`` FLOPs and moves ``nbytes`` bytes cannot finish
+faster than ``max(flops / peak_flops, nbytes / peak_bandwidth)`` seconds. Its
+arithmetic intensity ``flops / nbytes`` (FLOP/byte) says which term wins: below
+the ridge point ``peak_flops / peak_bandwidth`` it is memory-bound, above it
+compute-bound. A call so small that a fixed cost per call (launch, dispatch,
+Python) exceeds both terms is overhead-bound.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+COMPUTE, MEMORY, OVERHEAD = "compute-bound", "memory-bound", "overhead-bound"
+
+
+def _positive(name, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not value > 0 or not math.isfinite(value):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def _non_negative(name, value):
+    arr = np.asarray(value, dtype=float) if not isinstance(value, bool) else None
+    if arr is None or arr.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must be a number or array of numbers, got {value!r}")
+    if np.any(arr < 0) or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    return arr if arr.ndim else float(arr)
+
+
+def arithmetic_intensity(flops, nbytes):
+    """FLOPs per byte moved (FLOP/byte)."""
+    flops = _non_negative("flops", flops)
+    nbytes = _non_negative("nbytes", nbytes)
+    if np.any(np.asarray(nbytes) == 0):
+        raise ValueError("nbytes must be > 0 to form an intensity")
+    return flops / nbytes
+
+
+@dataclass
+class Roofline:
+    """A device's roofline: peak FLOP/s and bytes/s, plus optional extra ceilings.
+
+    ``compute_ceilings`` / ``memory_ceilings`` map a label to FLOP/s or bytes/s
+    (tensor cores vs general math, FP16 vs FP32, L2 vs DRAM, spec vs measured).
+    ``overhead`` is a fixed cost per call in seconds (e.g. a measured launch or
+    timer floor); with it, :meth:`regime` can say "overhead-bound".
+    """
+    peak_flops: float
+    peak_bandwidth: float
+    compute_ceilings: dict = field(default_factory=dict)
+    memory_ceilings: dict = field(default_factory=dict)
+    overhead: Optional[float] = None
+    name: str = ""
+
+    def __post_init__(self):
+        self.peak_flops = _positive("peak_flops", self.peak_flops)
+        self.peak_bandwidth = _positive("peak_bandwidth", self.peak_bandwidth)
+        for label, value in {**self.compute_ceilings, **self.memory_ceilings}.items():
+            _positive(f"ceiling {label!r}", value)
+        if self.overhead is not None:
+            _non_negative("overhead", self.overhead)
+
+    @property
+    def ridge(self) -> float:
+        """Ridge point in FLOP/byte: the intensity where memory and math take equally long."""
+        return self.peak_flops / self.peak_bandwidth
+
+    def attainable(self, ai):
+        """Best FLOP/s at arithmetic intensity ``ai`` (FLOP/byte): min(peak, ai x bandwidth)."""
+        ai = _non_negative("ai", ai)
+        return np.minimum(self.peak_flops, np.asarray(ai) * self.peak_bandwidth) if isinstance(ai, np.ndarray) \
+            else min(self.peak_flops, ai * self.peak_bandwidth)
+
+    def t_math(self, flops):
+        """Seconds the FLOPs take at peak FLOP/s."""
+        return _non_negative("flops", flops) / self.peak_flops
+
+    def t_mem(self, nbytes):
+        """Seconds the bytes take at peak bandwidth."""
+        return _non_negative("nbytes", nbytes) / self.peak_bandwidth
+
+    def time(self, flops, nbytes):
+        """Roofline time in seconds: max(t_math, t_mem) (plus nothing for overhead)."""
+        return np.maximum(self.t_math(flops), self.t_mem(nbytes))
+
+    def efficiency(self, flops, nbytes, seconds):
+        """Roofline time / measured time: 1 means at the roof, 0.1 means 10x slower."""
+        seconds = _non_negative("seconds", seconds)
+        return self.time(flops, nbytes) / seconds
+
+    def regime(self, flops, nbytes, seconds=None) -> str:
+        """'compute-bound', 'memory-bound' or 'overhead-bound'.
+
+        Without a measured time this is the model's prediction (which of t_math,
+        t_mem is larger). With ``seconds`` and a known ``overhead`` (seconds per
+        call), a call is overhead-bound when the fixed cost exceeds the roofline
+        time, or the measurement is within 3x of that fixed cost.
+        """
+        t_math, t_mem = float(self.t_math(flops)), float(self.t_mem(nbytes))
+        if seconds is not None:
+            seconds = _positive("seconds", seconds)
+            if self.overhead is not None and (self.overhead >= max(t_math, t_mem)
+                                              or seconds < 3 * self.overhead):
+                return OVERHEAD
+        return COMPUTE if t_math >= t_mem else MEMORY
+
+    def with_ceilings(self, **kwargs) -> "Roofline":
+        """A copy with some fields replaced (``Roofline`` is plain data)."""
+        data = dict(peak_flops=self.peak_flops, peak_bandwidth=self.peak_bandwidth,
+                    compute_ceilings=dict(self.compute_ceilings), memory_ceilings=dict(self.memory_ceilings),
+                    overhead=self.overhead, name=self.name)
+        data.update(kwargs)
+        return Roofline(**data)
+
+    def to_dict(self) -> dict:
+        return {"peak_flops": self.peak_flops, "peak_bandwidth": self.peak_bandwidth,
+                "compute_ceilings": self.compute_ceilings, "memory_ceilings": self.memory_ceilings,
+                "overhead": self.overhead, "name": self.name}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Roofline":
+        return cls(**data)
+
+    @classmethod
+    def from_device(cls, dev=None, dtype="float32", tensor_cores=False) -> "Roofline":
+        """The spec (GPU) or measured (CPU) roofline of a device, with its other ceilings.
+
+        The main roof is ``dtype`` (with or without tensor cores); the ceilings hold
+        every other figure the device knows (FP32, TF32/FP16/BF16 tensor, FP64).
+        """
+        from .device import device as live
+        dev = dev or live()
+        compute = {}
+        for dt, tc, label in (("float64", False, "FP64"), ("float32", False, "FP32"),
+                              ("float32", True, "TF32 tensor"), ("float16", True, "FP16 tensor"),
+                              ("bfloat16", True, "BF16 tensor")):
+            if tc and not dev.has_tensor_cores(dt):
+                continue
+            compute[label] = dev.peak_flops(dt, tc)
+        memory = {"DRAM": dev.peak_bandwidth}
+        return cls(peak_flops=dev.peak_flops(dtype, tensor_cores), peak_bandwidth=dev.peak_bandwidth,
+                   compute_ceilings=compute, memory_ceilings=memory, name=dev.name)
+
+    def __repr__(self):
+        return (f"Roofline({self.name + ': ' if self.name else ''}{self.peak_flops / 1e12:.3g} TFLOP/s, "
+                f"{self.peak_bandwidth / 1e9:.4g} GB/s, ridge {self.ridge:.3g} FLOP/byte)")
