@@ -99,6 +99,29 @@ class Device:
         return f"measured on this machine ({p['date']}, {p['method']})"
 
     @property
+    def xp(self):
+        """The array module for this device: ``cupy`` when CuPy drives the GPU, else ``numpy``."""
+        if self.array_library == "cupy":
+            import cupy
+            return cupy
+        import numpy
+        return numpy
+
+    def synchronize(self):
+        """Wait for queued GPU work to finish (nothing to do on the CPU)."""
+        if self.backend != "cuda":
+            return
+        if self.array_library == "cupy":
+            import cupy
+            cupy.cuda.Device().synchronize()
+        try:
+            import torch
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+        except ImportError:
+            pass
+
+    @property
     def ridge(self) -> float:
         """FP32 general-math ridge point, FLOP/byte."""
         return self.peak_flops("float32") / self.peak_bandwidth
