@@ -9,11 +9,9 @@ from ..results import Result, provenance
 
 def is_out_of_memory(error: BaseException) -> bool:
     """True for NumPy/CuPy/PyTorch out-of-memory errors (CPU or GPU)."""
-    if isinstance(error, MemoryError):
+    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
         return True
-    name = type(error).__name__
-    return name in ("OutOfMemoryError", "CUDARuntimeError") and "memory" in str(error).lower() \
-        or name == "OutOfMemoryError"
+    return "out of memory" in str(error).lower()
 
 
 def free_memory():
