@@ -27,9 +27,12 @@ def _positive(name, value) -> float:
 
 
 def _non_negative(name, value):
-    arr = np.asarray(value, dtype=float) if not isinstance(value, bool) else None
-    if arr is None or arr.dtype.kind not in "fiu":
-        raise TypeError(f"{name} must be a number or array of numbers, got {value!r}")
+    try:
+        if isinstance(value, (bool, str, bytes)):
+            raise TypeError
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number or array of numbers, got {value!r}") from None
     if np.any(arr < 0) or not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     return arr if arr.ndim else float(arr)

@@ -1,0 +1,37 @@
+"""Results are plain data that survive a JSON round trip with their provenance."""
+import json
+
+import pytest
+
+from brrr.results import Result, provenance, versions
+
+
+def test_round_trip(tmp_path):
+    r = Result("demo", records=[{"size": 1, "seconds": 2.5e-6}], meta=provenance("pytest", reference=True))
+    path = r.to_json(str(tmp_path / "demo.json"))
+    back = Result.load(path)
+    assert back.records == r.records and back.meta == r.meta and back.is_reference
+    assert back.to_frame()["seconds"].iloc[0] == 2.5e-6
+    assert "reference" in repr(back) and "1 records" in repr(back)
+
+
+def test_provenance_names_device_versions_date_and_command():
+    meta = provenance("brrr roofline --quick")
+    assert meta["command"] == "brrr roofline --quick"
+    assert meta["device"]["backend"] in ("cpu", "cuda")
+    assert "numpy" in meta["versions"] and "python" in versions()
+    assert meta["date"][:2] == "20"
+
+
+def test_numpy_values_are_saved(tmp_path):
+    import numpy as np
+    r = Result("np", records=[{"x": np.float32(1.5), "v": np.arange(3)}])
+    data = json.loads(open(r.to_json(str(tmp_path / "np.json"))).read())
+    assert data["records"][0] == {"x": 1.5, "v": [0, 1, 2]}
+
+
+def test_not_a_result(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text('{"records": []}')
+    with pytest.raises(ValueError, match="name"):
+        Result.load(str(p))

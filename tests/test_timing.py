@@ -1,0 +1,151 @@
+"""The timer: units, modes, warnings and bad input. No speed is asserted."""
+import json
+import time
+
+import numpy as np
+import pytest
+
+import brrr
+from brrr.timing import Timing, bench, format_seconds
+
+
+def test_sleep_is_measured_in_seconds():
+    t = bench(time.sleep, 0.002, budget=0.05, warmup=0.0)
+    assert 0.002 <= t.median < 0.05       # sleep never returns early; the unit is seconds
+    assert t.min <= t.median
+    assert len(t.samples) >= 5 and t.calls_per_sample == 1
+
+
+def test_hot_mode_blocks_many_calls_of_a_tiny_function():
+    x = np.ones(16, dtype=np.float32)
+    t = bench(np.sum, x, cache="hot", budget=0.05)
+    assert t.mode == "hot" and t.calls_per_sample > 10
+    assert t.median < 1e-3
+
+
+def test_rates_are_derived_from_the_median():
+    t = Timing(samples=[1.0, 2.0, 3.0], floor=1e-7, backend="cpu", mode="flush", nbytes=4e9, flops=6e12)
+    assert t.median == 2.0
+    assert t.gbps() == pytest.approx(2.0)
+    assert t.gbps(8e9) == pytest.approx(4.0)
+    assert t.tflops() == pytest.approx(3.0)
+    assert t.iqr == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="nbytes"):
+        Timing(samples=[1.0], floor=0, backend="cpu", mode="hot").gbps()
+    with pytest.raises(ValueError, match="nbytes"):
+        t.gbps(-1)
+
+
+def test_flush_and_hot_both_time_a_real_copy():
+    x = np.ones(1 << 20, dtype=np.float32)
+    y = np.empty_like(x)
+    for cache in ("flush", "hot"):
+        t = bench(np.copyto, y, x, cache=cache, nbytes=2 * x.nbytes, budget=0.05)
+        assert t.gbps() == pytest.approx(2 * x.nbytes / t.median / 1e9)
+        assert t.floor > 0
+
+
+def test_empty_call_is_flagged_overhead_dominated():
+    t = bench(lambda: None, budget=0.02)
+    assert any(w.startswith("overhead-dominated") for w in t.warnings)
+
+
+def test_small_working_set_is_flagged_cache_resident():
+    x = np.ones(1024, dtype=np.float32)
+    t = bench(np.copy, x, nbytes=2 * x.nbytes, cache="hot", budget=0.02)
+    assert any(w.startswith("cache-resident") for w in t.warnings)
+
+
+def test_impossible_bandwidth_is_flagged():
+    x = np.ones(1 << 16, dtype=np.float32)
+    t = bench(np.copy, x, nbytes=1e15, budget=0.02)
+    assert any(w.startswith("faster than the spec allows") for w in t.warnings)
+
+
+def test_noisy_samples_are_flagged():
+    delays = iter([0.001, 0.004] * 1000)
+    t = bench(lambda: time.sleep(next(delays)), budget=0.1, warmup=0.0, min_samples=8)
+    assert any(w.startswith("noisy") for w in t.warnings)
+
+
+def test_quiet_large_copy_has_no_overhead_warning():
+    x = np.ones(1 << 22, dtype=np.float32)
+    y = np.empty_like(x)
+    t = bench(np.copyto, y, x, budget=0.1)
+    assert not any(w.startswith("overhead") for w in t.warnings)
+
+
+def test_round_trip_through_json_keeps_samples():
+    t = bench(np.add, np.ones(100), 1.0, budget=0.01, nbytes=1600, label="add")
+    again = Timing.from_dict(json.loads(json.dumps(t.to_dict())))
+    assert again.samples == t.samples and again.median == t.median and again.label == "add"
+    text = repr(t)
+    assert "median" in text and "add" in text
+
+
+def test_quick_mode_shrinks_the_budget(monkeypatch):
+    calls = []
+
+    def work():
+        calls.append(1)
+        time.sleep(0.001)
+    bench(work, budget=0.2, warmup=0.0)
+    full = len(calls)
+    calls.clear()
+    monkeypatch.setenv("BRRR_QUICK", "1")
+    bench(work, budget=0.2, warmup=0.0)
+    assert len(calls) < full
+
+
+@pytest.mark.parametrize("kwargs, error, word", [
+    (dict(budget=0), ValueError, "budget"),
+    (dict(budget="1"), TypeError, "budget"),
+    (dict(cache="cold"), ValueError, "cache"),
+    (dict(warmup=-1), ValueError, "warmup"),
+    (dict(nbytes=0), ValueError, "nbytes"),
+    (dict(min_samples=0), ValueError, "min_samples"),
+    (dict(backend="tpu"), ValueError, "backend"),
+])
+def test_bad_arguments_are_named(kwargs, error, word):
+    with pytest.raises(error, match=word):
+        bench(lambda: None, **kwargs)
+
+
+def test_not_callable():
+    with pytest.raises(TypeError, match="fn must be callable"):
+        bench(3)
+
+
+def test_gpu_only_modes_refused_without_a_gpu():
+    if brrr.device().backend == "cuda":
+        pytest.skip("a GPU is present")
+    with pytest.raises(ValueError, match="cuda_graph"):
+        bench(lambda: None, cuda_graph=True)
+    with pytest.raises(RuntimeError, match="no CUDA GPU"):
+        bench(lambda: None, backend="cuda")
+
+
+def test_format_seconds():
+    assert format_seconds(2.5) == "2.5 s"
+    assert format_seconds(0.0123) == "12.3 ms"
+    assert format_seconds(4.2e-6) == "4.2 us"
+    assert format_seconds(5e-9) == "5 ns"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cache, graph", [("flush", False), ("hot", False), ("hot", True)])
+def test_gpu_copy_timed_with_events(cache, graph):
+    dev = brrr.device()
+    xp = dev.xp
+    if dev.array_library == "cupy":
+        x = xp.ones(1 << 26, dtype=xp.float32)
+        y = xp.empty_like(x)
+        fn = lambda: xp.copyto(y, x)  # noqa: E731
+    else:
+        import torch
+        x = torch.ones(1 << 26, device="cuda")
+        y = torch.empty_like(x)
+        fn = lambda: y.copy_(x)  # noqa: E731
+    t = bench(fn, cache=cache, cuda_graph=graph, nbytes=2 * 4 * (1 << 26))
+    assert t.backend == "cuda" and t.mode == ("graph" if graph else cache)
+    assert 0 < t.gbps() < 1.2 * dev.peak_bandwidth / 1e9
