@@ -1,0 +1,150 @@
+"""Arrays on the live device for the experiments: which library, how to allocate, how to time.
+
+The experiments run on whatever :func:`brrr.device` found: NumPy on the CPU,
+CuPy or PyTorch on a CUDA GPU. This module hides the three spellings of
+"allocate n elements" and "copy into a preallocated output", and turns a
+:class:`brrr.Timing` into the tidy fields every record shares.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+from ..device import _normalise_dtype
+
+ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
+
+
+def dtype_name(dtype) -> str:
+    """'float32', 'float64', 'float16' or 'bfloat16' (ValueError names the argument otherwise)."""
+    return _normalise_dtype(dtype)
+
+
+def itemsize(dtype) -> int:
+    """Bytes per element of ``dtype``."""
+    return ITEMSIZE[dtype_name(dtype)]
+
+
+def check_sizes(name: str, sizes) -> list:
+    """A list of positive integers, or a clear error naming ``name``."""
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
+        raise TypeError(f"{name} must be a list of positive integers, got {sizes!r}")
+    out = []
+    for s in sizes:
+        if isinstance(s, bool) or not float(s).is_integer() or s <= 0:
+            raise ValueError(f"{name} must hold positive integers, got {s!r}")
+        out.append(int(s))
+    if not out:
+        raise ValueError(f"{name} must not be empty")
+    return out
+
+
+def library(dev) -> str:
+    """'numpy' on the CPU; on a GPU 'cupy' or 'torch' (whichever brrr.device uses)."""
+    return "numpy" if dev.backend == "cpu" else dev.array_library
+
+
+def torch_dtype(dtype):
+    import torch
+    return getattr(torch, dtype_name(dtype))
+
+
+def full(n, value, dtype, lib, backend="cpu"):
+    """An array of ``n`` elements (int or shape) filled with ``value``; torch tensors go to ``backend``."""
+    dtype = dtype_name(dtype)
+    if lib == "torch":
+        import torch
+        return torch.full(n if isinstance(n, tuple) else (n,), value, dtype=torch_dtype(dtype),
+                          device="cuda" if backend == "cuda" else "cpu")
+    if lib == "cupy":
+        import cupy as xp
+    else:
+        import numpy as xp
+    if dtype == "bfloat16":
+        raise ValueError(f"dtype bfloat16 needs PyTorch; {lib} has no bfloat16")
+    return xp.full(n, value, dtype=dtype)
+
+
+def copier(lib):
+    """``fn(dst, src)`` that copies into a preallocated array with one kernel."""
+    if lib == "torch":
+        return lambda dst, src: dst.copy_(src)
+    if lib == "cupy":
+        import cupy
+        return cupy.copyto
+    import numpy
+    return numpy.copyto
+
+
+def scaler(lib):
+    """``fn(dst, src)``: dst = 2 * src in one pass (1 FLOP per element)."""
+    if lib == "torch":
+        import torch
+        return lambda dst, src: torch.mul(src, 2, out=dst)
+    xp = __import__(lib)
+    return lambda dst, src: xp.multiply(src, 2, out=dst)
+
+
+def adder(lib):
+    """``fn(dst, a, b)``: dst = a + b in one pass (1 FLOP per element)."""
+    if lib == "torch":
+        import torch
+        return lambda dst, a, b: torch.add(a, b, out=dst)
+    xp = __import__(lib)
+    return lambda dst, a, b: xp.add(a, b, out=dst)
+
+
+def timing_fields(t, nbytes: float, flops: float) -> dict:
+    """The fields every record carries, from a :class:`brrr.Timing` (seconds, bytes, FLOPs).
+
+    ``seconds`` is the median; ``gbps`` and ``gflops`` are derived from it, so
+    ``gbps == nbytes / seconds / 1e9`` holds exactly.
+    """
+    seconds = t.median
+    fields = {"nbytes": float(nbytes), "flops": float(flops), "seconds": seconds, "min": t.min,
+              "iqr": t.iqr, "gbps": nbytes / seconds / 1e9, "gflops": flops / seconds / 1e9,
+              "intensity": flops / nbytes if nbytes else math.inf, "floor": t.floor}
+    useful = [w.split(":")[0] for w in t.warnings if not w.startswith("cache-resident")]
+    fields["warnings"] = ", ".join(useful)
+    return fields
+
+
+def cpu_caches() -> dict:
+    """CPU data/unified cache sizes by level name ('L1d', 'L2', 'L3'), bytes (Linux sysfs)."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    out = {}
+    try:
+        entries = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for entry in entries:
+        try:
+            def read(name):
+                with open(os.path.join(base, entry, name)) as f:
+                    return f.read().strip()
+            level, kind, size = read("level"), read("type"), read("size").upper()
+        except OSError:
+            continue
+        if kind == "Instruction":
+            continue
+        mult = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(size[-1:], 1)
+        digits = size.rstrip("KMG")
+        if digits.isdigit():
+            out[f"L{level}" + ("d" if kind == "Data" else "")] = int(digits) * mult
+    return out
+
+
+def caches(dev) -> dict:
+    """Cache sizes worth marking on a plot: CPU levels from sysfs, a GPU's L2."""
+    if dev.backend == "cpu":
+        return cpu_caches() or {"LLC": dev.l2_bytes}
+    return {"L2": dev.l2_bytes} if dev.l2_bytes else {}
+
+
+def try_kernels():
+    """``brrr.kernels`` if it imports, else (None, reason)."""
+    try:
+        from .. import kernels
+        return kernels, ""
+    except Exception as error:  # noqa: BLE001 - any import problem means "not available"
+        return None, f"brrr.kernels is not available ({type(error).__name__}: {error})"

@@ -1,0 +1,408 @@
+"""Elementwise kernels, each built from ONE description for a GPU and for the CPU.
+
+A kernel is a row of a small table: the arrays it reads, its scalar parameters,
+optional update statements, and the expression it writes to ``out``::
+
+    triad: reads x, y; scalar a; out = x + a * y
+
+From that row :func:`cuda_source` writes a CUDA C++ ``__global__`` function (a
+grid-stride loop over ``i``) that CuPy compiles as a ``RawKernel``, and
+:func:`numba_source` writes a Python function with a ``prange`` loop that Numba
+compiles with ``parallel=True``. Which one runs depends on the array you pass:
+a CuPy array runs the CUDA kernel, a NumPy array runs the Numba kernel.
+
+Kernels (STREAM names; float32 and float64 only; arrays must be C-contiguous):
+
+=========  ========================  =====================  ============
+name       result                    bytes moved            FLOPs
+=========  ========================  =====================  ============
+copy       ``x``                     2 x size x itemsize    0
+scale      ``a * x``                 2 x size x itemsize    size
+add        ``x + y``                 3 x size x itemsize    size
+triad      ``x + a * y``             3 x size x itemsize    2 x size
+chain      n pointwise ops on x      fused: 2 x ..., unfused: 2n x ...
+=========  ========================  =====================  ============
+
+Bytes count one read per input element and one write per output element (the
+STREAM convention; a cache's write-allocate read is not counted).
+:func:`traffic` returns these numbers for an array, so experiments and the
+roofline use one source of truth.
+
+``chain(x, n, op)`` applies ``n`` cheap pointwise ops (``'mul'``: x*c,
+``'add'``: x+c, ``'fma'``: x*c+d) either fused into one kernel (one read and one
+write per element, the ops repeated n times in the kernel body) or as n separate
+out-of-place passes (n reads and n writes), like eager ``x = x * c`` in a loop.
+Out-of-place matters on a CPU: writing to a line that is not in cache first
+reads it ("write-allocate"), which an in-place pass (``x *= c``) avoids, so an
+in-place unfused pass is cheaper than the fused kernel's out-of-place one and
+the measured speed-up of fusion would then fall short of n for a reason that
+has nothing to do with fusion. ``op='cos'`` is there for a compute-bound demo;
+it is slow on the CPU (Numba has no vectorised math library here) and is not a
+good bandwidth test.
+
+Outputs: pass ``out=`` (an array of x's shape and dtype) to reuse memory. With
+``out=None`` a fresh array is allocated on every call, and on the CPU faulting
+in fresh pages can cost more than the kernel itself, so when timing repeated
+calls always pass ``out``. Every function returns ``out``.
+
+The first call for a dtype compiles the kernel (Numba: about a second; CuPy:
+NVRTC, cached on disk); time with :func:`brrr.bench`, whose warm-up absorbs it.
+The Numba kernels split the loop evenly over all cores (``numba.set_num_threads``
+changes how many); on a machine whose cores are busy with other work, the
+threads wait for each other and fewer threads can be faster.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+DTYPES = ("float32", "float64")
+_C_TYPES = {"float32": "float", "float64": "double"}
+CUDA_BLOCK = 256   # threads per block of every CUDA kernel
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One elementwise kernel, described once for both back ends.
+
+    ``inputs`` are array names read once per element, ``scalars`` are parameters
+    of the array's dtype, ``steps`` are statements ``var = expr`` applied in order
+    (the same text is valid C and Python), ``result`` is written to ``out``, and
+    ``flops`` counts floating-point operations per element.
+    """
+    name: str
+    inputs: tuple
+    scalars: tuple
+    result: str
+    flops: int
+    steps: tuple = ()
+
+    @property
+    def symbol(self) -> str:
+        """Base name of the compiled function (``brrr_triad``, ``brrr_chain_mul_8``)."""
+        return "brrr_" + self.name
+
+
+KERNELS = {
+    "copy": Kernel("copy", ("x",), (), "x", 0),
+    "scale": Kernel("scale", ("x",), ("a",), "a * x", 1),
+    "add": Kernel("add", ("x", "y"), (), "x + y", 1),
+    "triad": Kernel("triad", ("x", "y"), ("a",), "x + a * y", 2),
+}
+
+# Pointwise ops for chain(): (statement applied to x, FLOPs per element, default c, default d).
+# Constants are kernel parameters of the array's dtype, so float32 stays float32 everywhere.
+OPS = {
+    "mul": ("x = x * c", 1, 0.999, 0.0),
+    "add": ("x = x + c", 1, 1.0, 0.0),
+    "fma": ("x = x * c + d", 2, 0.5, 0.5),
+    "cos": ("x = cos(x)", 1, 0.0, 0.0),   # FLOPs: counted as one op per element, though cos is many instructions
+}
+
+NAMES = tuple(KERNELS) + ("chain",)
+
+
+def chain_kernel(op: str = "mul", n: int = 1) -> Kernel:
+    """The description of ``n`` ops ``op`` fused into one kernel (n=1: one unfused pass)."""
+    _check_op(op)
+    _check_count(n)
+    return _chain_kernel(op, int(n))
+
+
+@functools.lru_cache(maxsize=None)
+def _chain_kernel(op: str, n: int) -> Kernel:
+    statement, flops, _, _ = OPS[op]
+    return Kernel(f"chain_{op}_{n}", ("x",), ("c", "d"), "x", flops * n, (statement,) * n)
+
+
+def kernel(name: str, n: int = 1, op: str = "mul") -> Kernel:
+    """The :class:`Kernel` description called ``name`` (``n`` and ``op`` for 'chain')."""
+    if name == "chain":
+        return chain_kernel(op, n)
+    if not isinstance(name, str) or name not in KERNELS:
+        raise ValueError(f"name must be one of {NAMES}, got {name!r}")
+    return KERNELS[name]
+
+
+# --- code generation -------------------------------------------------------------
+
+_MATH = re.compile(r"\b(cos|sin|exp|log|sqrt|tanh)\(")
+
+
+def cuda_source(name: str, dtype="float32", n: int = 1, op: str = "mul") -> str:
+    """The CUDA C++ source that CuPy compiles (as a ``RawKernel``) for this kernel and dtype.
+
+    One ``extern "C" __global__`` function named ``brrr_<name>_<float|double>``
+    with arguments (input arrays, scalars, out, element count) and a grid-stride
+    loop, so any grid size covers any array. This exact string is what runs on
+    a GPU, and what the tests compile with nvcc for sm_75 and sm_90.
+    """
+    return _cuda_text(kernel(name, n, op), _dtype_name(dtype))
+
+
+def numba_source(name: str, n: int = 1, op: str = "mul") -> str:
+    """The Python source of the CPU kernel, compiled by ``numba.njit(parallel=True)``.
+
+    The same statements as :func:`cuda_source`, in a ``prange`` loop that Numba
+    splits across the CPU's cores. One source serves float32 and float64 (Numba
+    compiles one version per dtype on first use).
+    """
+    return _numba_text(kernel(name, n, op))
+
+
+def _cuda_text(k: Kernel, dtype: str) -> str:
+    ctype = _C_TYPES[dtype]
+    if ctype == "float":  # cos -> cosf: float math stays in float
+        c = lambda text: _MATH.sub(lambda m: m.group(1) + "f(", text)  # noqa: E731
+    else:
+        c = lambda text: text  # noqa: E731
+    # No __restrict__: the unfused chain runs in place (x_ and out_ are the same array).
+    params = ([f"const {ctype}* {v}_" for v in k.inputs]
+              + [f"const {ctype} {s}" for s in k.scalars]
+              + [f"{ctype}* out_", "const long long n"])
+    lines = [f'extern "C" __global__ void {k.symbol}_{ctype}({", ".join(params)})', "{",
+             "    const long long stride = (long long)blockDim.x * gridDim.x;",
+             "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {"]
+    lines += [f"        {ctype} {v} = {v}_[i];" for v in k.inputs]
+    lines += [f"        {c(s)};" for s in k.steps]
+    lines += [f"        out_[i] = {c(k.result)};", "    }", "}", ""]
+    return "\n".join(lines)
+
+
+def _numba_text(k: Kernel) -> str:
+    py = lambda text: _MATH.sub(lambda m: "math." + m.group(0), text)  # noqa: E731
+    args = [f"{v}_" for v in k.inputs] + list(k.scalars) + ["out_"]
+    lines = [f"def {k.symbol}({', '.join(args)}):",
+             "    for i in prange(out_.shape[0]):"]
+    lines += [f"        {v} = {v}_[i]" for v in k.inputs]
+    lines += [f"        {py(s)}" for s in k.steps]
+    lines += [f"        out_[i] = {py(k.result)}", ""]
+    return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=None)
+def _numba_function(k: Kernel):
+    import numba
+    namespace = {"prange": numba.prange, "math": math}
+    exec(compile(_numba_text(k), f"<brrr.kernels {k.name}>", "exec"), namespace)
+    # No fastmath: the ops stay in IEEE order, so fused and unfused chains agree bit for bit.
+    return numba.njit(parallel=True, fastmath=False, boundscheck=False, nogil=True)(namespace[k.symbol])
+
+
+@functools.lru_cache(maxsize=None)
+def _cupy_function(k: Kernel, dtype: str):
+    import cupy
+    return cupy.RawKernel(_cuda_text(k, dtype), f"{k.symbol}_{_C_TYPES[dtype]}")
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_grid_limit() -> int:
+    import cupy
+    sms = cupy.cuda.Device().attributes.get("MultiProcessorCount", 80)
+    return 32 * int(sms)  # enough resident blocks to fill the GPU; the loop strides over the rest
+
+
+# --- running ---------------------------------------------------------------------
+
+def _run(k: Kernel, arrays: tuple, scalars: tuple, out):
+    """Launch kernel ``k`` on already-validated arrays; returns ``out``."""
+    if out.size == 0:
+        return out
+    dtype = out.dtype
+    flat = [a.reshape(-1) for a in arrays]
+    values = [dtype.type(s) for s in scalars]
+    if _library(out) == "numpy":
+        _numba_function(k)(*flat, *values, out.reshape(-1))
+    else:
+        size = out.size
+        grid = min((size + CUDA_BLOCK - 1) // CUDA_BLOCK, _cuda_grid_limit())
+        _cupy_function(k, dtype.name)((grid,), (CUDA_BLOCK,),
+                                      (*flat, *values, out.reshape(-1), np.int64(size)))
+    return out
+
+
+def copy(x, out=None):
+    """``out = x``: one read and one write per element. Returns ``out``."""
+    x, out = _prepare({"x": x}, out)
+    return _run(KERNELS["copy"], (x,), (), out)
+
+
+def scale(x, a=2.0, out=None):
+    """``out = a * x`` (``a`` is cast to x's dtype). Returns ``out``."""
+    x, out = _prepare({"x": x}, out)
+    return _run(KERNELS["scale"], (x,), (_scalar("a", a),), out)
+
+
+def add(x, y, out=None):
+    """``out = x + y``: two reads and one write per element. Returns ``out``."""
+    x, y, out = _prepare({"x": x, "y": y}, out)
+    return _run(KERNELS["add"], (x, y), (), out)
+
+
+def triad(x, y, a=2.0, out=None):
+    """``out = x + a * y`` (STREAM's triad): two reads, one write, 2 FLOPs per element."""
+    x, y, out = _prepare({"x": x, "y": y}, out)
+    return _run(KERNELS["triad"], (x, y), (_scalar("a", a),), out)
+
+
+def chain(x, n, op="mul", fused=True, out=None, c=None, d=None, scratch=None):
+    """Apply ``n`` pointwise ops to x: fused in one kernel, or as ``n`` separate passes.
+
+    ``op`` is 'mul' (x*c, c=0.999), 'add' (x+c, c=1), 'fma' (x*c+d, c=d=0.5) or
+    'cos' (compute-bound; slow on the CPU). Fused: one kernel whose body repeats
+    the op n times, so each element is read once and written once. Unfused: n
+    one-op kernels, each reading the previous result and writing a new array,
+    as eager ``for _ in range(n): x = x * c`` does; the passes alternate between
+    ``out`` and ``scratch`` (an array like x, overwritten), so nothing is
+    allocated between passes. With ``scratch=None`` a buffer kept by this module
+    is reused (allocated once per shape and dtype, like a framework's caching
+    allocator; :func:`free_scratch` lets it go); ``scratch=out`` runs the passes
+    in place instead. Fused and unfused give bit-identical results on the CPU.
+    Returns ``out``.
+    """
+    _check_count(n)
+    _check_op(op)
+    if not isinstance(fused, bool):
+        raise TypeError(f"fused must be True or False, got {fused!r}")
+    _, _, c_default, d_default = OPS[op]
+    c = _scalar("c", c_default if c is None else c)
+    d = _scalar("d", d_default if d is None else d)
+    x, out = _prepare({"x": x}, out)
+    if fused:
+        return _run(chain_kernel(op, n), (x,), (c, d), out)
+    if n > 1:
+        if scratch is None:
+            scratch = _scratch_like(out)
+        else:
+            _prepare({"x": x}, scratch, "scratch")
+    one, source = chain_kernel(op, 1), x
+    for k in range(n):
+        target = out if (n - 1 - k) % 2 == 0 else scratch   # the last pass writes out
+        _run(one, (source,), (c, d), target)
+        source = target
+    return out
+
+
+_SCRATCH: dict = {}
+
+
+def _scratch_like(a):
+    """A buffer of a's shape, dtype and library, kept between calls (one at a time)."""
+    key = (_library(a), a.shape, a.dtype.name)
+    if key not in _SCRATCH:
+        _SCRATCH.clear()
+        xp = np if key[0] == "numpy" else __import__("cupy")
+        _SCRATCH[key] = xp.empty(a.shape, dtype=a.dtype)
+    return _SCRATCH[key]
+
+
+def free_scratch():
+    """Drop the scratch buffer that unfused :func:`chain` calls reuse."""
+    _SCRATCH.clear()
+
+
+# --- bytes and FLOPs ---------------------------------------------------------------
+
+def traffic(name: str, x, n: int = 1, fused: bool = True, op: str = "mul", dtype=None) -> tuple:
+    """``(bytes moved, FLOPs)`` of one call of kernel ``name`` on ``x``.
+
+    ``x`` is an array (its size and itemsize are used) or an element count with
+    ``dtype``. For 'chain', ``n`` ops of ``op``, ``fused`` or as n passes. Bytes
+    follow the STREAM convention (each input read once, the output written once
+    per pass); FLOPs are per :data:`OPS` (``cos`` counts as one).
+    """
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+        if x < 0:
+            raise ValueError(f"x (an element count) must be >= 0, got {x}")
+        if dtype is None:
+            raise ValueError("dtype is needed when x is an element count, e.g. dtype='float32'")
+        size, itemsize = int(x), np.dtype(_dtype_name(dtype)).itemsize
+    elif hasattr(x, "size") and hasattr(x, "dtype"):
+        size, itemsize = int(x.size), np.dtype(_dtype_name(x.dtype)).itemsize
+    else:
+        raise TypeError(f"x must be an array or an element count, got {type(x).__name__}")
+    k = kernel(name, n, op)
+    if name == "chain":
+        passes = 1 if fused else n
+        return 2 * passes * size * itemsize, k.flops * size
+    return (len(k.inputs) + 1) * size * itemsize, k.flops * size
+
+
+# --- checking arguments -------------------------------------------------------------
+
+def _library(a):
+    """'numpy' or 'cupy' for an array of either kind, else None."""
+    if isinstance(a, np.ndarray):
+        return "numpy"
+    if type(a).__module__.split(".")[0] == "cupy" and type(a).__name__ == "ndarray":
+        return "cupy"
+    return None
+
+
+def _dtype_name(dtype) -> str:
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = str(dtype)
+    if name not in DTYPES:
+        raise ValueError(f"dtype must be float32 or float64, got {name}")
+    return name
+
+
+def _check_op(op):
+    if not isinstance(op, str) or op not in OPS:
+        raise ValueError(f"op must be one of {tuple(OPS)}, got {op!r}")
+
+
+def _check_count(n):
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"n (the number of ops) must be an integer, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"n (the number of ops) must be >= 1, got {n}")
+
+
+def _scalar(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return value
+
+
+def _prepare(arrays: dict, out, out_name: str = "out"):
+    """Check the input arrays and ``out``; allocate ``out`` if None. Returns (*arrays, out)."""
+    first_name, first = next(iter(arrays.items()))
+    lib = _library(first)
+    if lib is None:
+        raise TypeError(f"{first_name} must be a NumPy array (runs on the CPU with Numba) or a "
+                        f"CuPy array (runs on the GPU), got {type(first).__name__}; "
+                        "convert with np.asarray(...) first")
+    for name, a in arrays.items():
+        if _library(a) != lib:
+            raise TypeError(f"{name} must be a {lib} array like {first_name}, got {type(a).__name__}")
+        _dtype_name(a.dtype)
+        if a.dtype != first.dtype:
+            raise ValueError(f"{name} has dtype {a.dtype}, but {first_name} has {first.dtype}; "
+                             "cast one so they match")
+        if a.shape != first.shape:
+            raise ValueError(f"{name} has shape {a.shape}, but {first_name} has {first.shape}")
+        if not a.flags.c_contiguous:
+            raise ValueError(f"{name} must be C-contiguous (use ascontiguousarray first)")
+    if out is None:
+        xp = np if lib == "numpy" else __import__("cupy")
+        out = xp.empty(first.shape, dtype=first.dtype)
+    else:
+        if _library(out) != lib:
+            raise TypeError(f"{out_name} must be a {lib} array like {first_name}, "
+                            f"got {type(out).__name__}")
+        if out.shape != first.shape or out.dtype != first.dtype:
+            raise ValueError(f"{out_name} must have shape {first.shape} and dtype {first.dtype}, "
+                             f"got shape {out.shape} and dtype {out.dtype}")
+        if not out.flags.c_contiguous:
+            raise ValueError(f"{out_name} must be C-contiguous")
+        if lib == "numpy" and not out.flags.writeable:
+            raise ValueError(f"{out_name} must be writeable")
+    return (*arrays.values(), out)

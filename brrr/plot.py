@@ -1,0 +1,578 @@
+"""Figures from measurements: the roofline, sweeps, the repeat sweep, bandwidth and matmul vs size.
+
+Every function takes data (a :class:`brrr.Result`, a DataFrame, records, or a
+:class:`brrr.Roofline`) and an optional matplotlib ``ax``, draws, and returns
+the Figure. Nothing here measures: load a saved result and the same figure
+comes back. Units go in the axis labels; FLOP/s and bytes pick their prefix
+from the data (GFLOP/s or TFLOP/s; KiB, MiB, GiB).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+SPEC_COLOR = "0.15"
+MEASURED_COLOR = "tab:orange"
+REFERENCE_COLOR = "0.55"
+STYLE = {"figure.dpi": 100, "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,
+         "legend.fontsize": 8, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
+         "axes.spines.right": False}
+
+LABELS = {
+    "nbytes": "bytes moved per call", "working_set": "working set", "size": "size (elements)",
+    "n": "matrix size n", "repeat": "repeat (multiplications per element)",
+    "seconds": "time per call", "gbps": "bandwidth (GB/s)", "gflops": "throughput (GFLOP/s)",
+    "intensity": "arithmetic intensity (FLOP/byte)", "fraction_of_peak": "fraction of peak",
+}
+BYTE_COLUMNS = {"nbytes", "working_set"}
+
+
+def _styled(fn):
+    """Draw inside the module's small, consistent matplotlib style."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        import matplotlib
+        import matplotlib.pyplot as plt
+        plt.get_backend()  # load the backend (and its rc settings) outside the context
+        with plt.rc_context(STYLE):
+            result = fn(*args, **kwargs)
+            # The first figure may switch on interactive mode (Jupyter's inline backend);
+            # leaving rc_context would switch it off again and no later figure would show.
+            interactive = matplotlib.is_interactive()
+        matplotlib.interactive(interactive)
+        return result
+    return wrapper
+
+
+# --- units -------------------------------------------------------------------------
+
+def flops_unit(value: float):
+    """('TFLOP/s', 1e12)-style unit and scale for FLOP/s values around ``value``."""
+    for name, scale in (("PFLOP/s", 1e15), ("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)):
+        if value >= scale:
+            return name, scale
+    return "FLOP/s", 1.0
+
+
+def format_bytes(nbytes: float) -> str:
+    """'4 KiB', '1.5 MiB', '2 GiB'."""
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if abs(nbytes) >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.3g} B"
+
+
+def format_rate(value: float, unit: str = "FLOP/s") -> str:
+    if unit == "FLOP/s":
+        name, scale = flops_unit(value)
+        return f"{value / scale:.3g} {name}"
+    return f"{value / 1e12:.3g} TB/s" if value >= 1e12 else f"{value / 1e9:.3g} GB/s"
+
+
+def _bytes_axis(axis):
+    """Log axis of bytes with ticks at powers of 4 labelled KiB / MiB / GiB."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    axis.set_major_locator(LogLocator(base=4, numticks=30))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v)))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _seconds_axis(axis):
+    from matplotlib.ticker import FuncFormatter
+    from .timing import format_seconds
+    axis.set_major_formatter(FuncFormatter(lambda v, _: format_seconds(v) if v > 0 else "0"))
+
+
+def _log_axis(axis):
+    """Plain numbers ('20', '300') on a log axis instead of 2x10^1."""
+    from matplotlib.ticker import LogFormatter
+    axis.set_major_formatter(LogFormatter(labelOnlyBase=False))
+    axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1.2, 0.5)))
+
+
+def _power2_axis(axis):
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    axis.set_major_locator(LogLocator(base=2, numticks=30))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+# --- data in -----------------------------------------------------------------------
+
+def _frame(data):
+    """A DataFrame from a Result, a DataFrame, a list of records or one record."""
+    import pandas as pd
+    if hasattr(data, "records") and hasattr(data, "meta"):
+        return pd.DataFrame(data.records)
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, dict):
+        return pd.DataFrame([data])
+    if isinstance(data, (list, tuple)):
+        return pd.DataFrame(list(data))
+    raise TypeError(f"expected a brrr.Result, a DataFrame or a list of records, got {type(data).__name__}")
+
+
+def _meta(data) -> dict:
+    return dict(getattr(data, "meta", {}) or {})
+
+
+def _is_reference(data) -> bool:
+    return bool(_meta(data).get("reference"))
+
+
+def _device_info(*sources, device=None) -> dict:
+    """{'name', 'backend'} from an explicit device (dict or Device) or the first result with meta."""
+    if device is not None:
+        if hasattr(device, "backend"):
+            return {"name": device.name, "backend": device.backend}
+        if isinstance(device, dict):
+            return device
+        raise TypeError(f"device must be a brrr.Device or its summary dict, got {type(device).__name__}")
+    for s in sources:
+        info = _meta(s).get("device")
+        if info:
+            return info
+    return {}
+
+
+def device_title(text: str, *sources, device=None) -> str:
+    """'text: DEVICE' plus '(measured on CPU)' or '(reference)' where that applies."""
+    info = _device_info(*sources, device=device)
+    title = text
+    if info.get("name"):
+        title += f": {info['name']}"
+    if info.get("backend") == "cpu":
+        title += " (measured on CPU)"
+    if any(_is_reference(s) for s in sources):
+        when = next((_meta(s).get("date", "")[:10] for s in sources if _is_reference(s)), "")
+        title += f" (reference run{', ' + when if when else ''})"
+    return title
+
+
+def _new_axes(ax, ncols=1, figsize=None):
+    import matplotlib.pyplot as plt
+    if ax is not None:
+        return ax.figure, ax
+    fig, axes = plt.subplots(1, ncols, figsize=figsize or (6.4 if ncols == 1 else 4.2 * ncols, 4.2),
+                             layout="constrained")
+    return fig, axes
+
+
+def _style(ax):
+    ax.grid(True, which="major", alpha=0.3)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+# --- the roofline --------------------------------------------------------------------
+
+def _main_label(ceilings: dict, value: float, default: str) -> str:
+    for label, v in ceilings.items():
+        if math.isclose(v, value, rel_tol=1e-9):
+            return label
+    return default
+
+
+def _points(points):
+    """(label, intensity FLOP/byte, FLOP/s, reference) for every record with FLOPs, bytes, seconds."""
+    if points is None:
+        return []
+    groups = points if isinstance(points, (list, tuple)) and points and hasattr(points[0], "records") \
+        else [points]
+    out = []
+    for group in groups:
+        ref = _is_reference(group)
+        frame = _frame(group)
+        for col in ("flops", "nbytes", "seconds"):
+            if col not in frame:
+                raise ValueError(f"points need a {col!r} field per record (FLOPs, bytes, seconds)")
+        for rec in frame.to_dict("records"):
+            if not rec["flops"] or not rec["nbytes"] or not rec["seconds"]:
+                continue  # a copy does no FLOPs: it has no place on a log FLOP/s axis
+            out.append((_point_label(rec), rec["flops"] / rec["nbytes"], rec["flops"] / rec["seconds"], ref))
+    return out
+
+
+def _point_label(rec: dict) -> str:
+    if rec.get("label"):
+        return str(rec["label"])
+    op = rec.get("op", "")
+    if op == "matmul":
+        return f"matmul n={rec.get('n', rec.get('size'))}" + (" TC" if rec.get("tensor_cores") else "")
+    if rec.get("variant"):
+        return f"{rec['variant']} x{rec.get('repeat')}"
+    return f"{op} {format_bytes(rec['nbytes'])}".strip()
+
+
+@_styled
+def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
+             xlim=None, annotate_points=None):
+    """Log-log roofline: FLOP/s against arithmetic intensity (FLOP/byte).
+
+    Parameters
+    ----------
+    roof : the device's :class:`brrr.Roofline` from its spec sheet (on a CPU:
+        its measured, cached peaks), drawn solid; its other compute and memory
+        ceilings are drawn thin and labelled. ``None`` draws only the measured roof.
+    points : measurements to place on it: a Result, DataFrame or list of records
+        with ``flops``, ``nbytes`` and ``seconds`` (records without FLOPs, such as
+        a copy, are skipped), or a list of Results. Every point gets a legend
+        entry; with four points or fewer they are also labelled on the plot
+        (``annotate_points`` overrides).
+    measured : the measured roof, dashed: a Roofline or a ``measure_roofline`` Result.
+    device : a Device or its summary dict, for the title (default: from the results' meta).
+
+    Results marked ``reference`` (shipped with the book) are drawn grey and
+    hollow, and say "reference" in the legend and title.
+    """
+    from .roofline import Roofline
+    from .experiments.roofline import measured_roofline
+    measured_result = None
+    if measured is not None and not isinstance(measured, Roofline):
+        measured_result, measured = measured, measured_roofline(measured)
+    if roof is not None and not isinstance(roof, Roofline):
+        raise TypeError(f"roof must be a brrr.Roofline, got {type(roof).__name__}")
+    if roof is None and measured is None:
+        raise ValueError("roofline() needs a roof, a measured roof, or both")
+    pts = _points(points)
+    groups = points if isinstance(points, (list, tuple)) else [points]
+    info = _device_info(measured_result, *groups, device=device)
+    roofs = [r for r in (roof, measured) if r is not None]
+    ridges = [r.ridge for r in roofs]
+    if xlim is None:
+        ais = [p[1] for p in pts] + ridges
+        lo = min(min(ais) / 4, min(ridges) / 64)
+        hi = max(max(ais) * 4, max(ridges) * 64)
+        xlim = (2.0 ** math.floor(math.log2(lo)), 2.0 ** math.ceil(math.log2(hi)))
+    top = max([r.peak_flops for r in roofs] + [max(r.compute_ceilings.values(), default=0) for r in roofs]
+              + [p[2] for p in pts])
+    unit, scale = flops_unit(top)
+    bottom = min([xlim[0] * r.peak_bandwidth for r in roofs] + [p[2] for p in pts]) / 2
+    fig, ax = _new_axes(ax, figsize=(9.0, 5.0))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*xlim)
+    ax.set_ylim(bottom / scale, top / scale * 3)
+    ai = np.logspace(math.log10(xlim[0]), math.log10(xlim[1]), 400)
+
+    def along(r, fraction):
+        """An intensity a given fraction of the way (log scale) from the left edge to r's ridge."""
+        return xlim[0] * (r.ridge / xlim[0]) ** fraction
+
+    def draw(r, style, color, tag, spec):
+        ax.plot(ai, r.attainable(ai) / scale, linestyle=style, color=color, linewidth=2,
+                label=f"{tag}: {format_rate(r.peak_flops)}, {format_rate(r.peak_bandwidth, 'B/s')}")
+        distinct = lambda v, main: not 0.87 < v / main < 1.15  # noqa: E731 - near-equal ceilings add clutter
+        widest = max([r.peak_bandwidth, *r.memory_ceilings.values()])
+        merged = {}
+        for label, value in r.compute_ceilings.items():  # FP16 and BF16 often share a rate: one line
+            merged.setdefault(value, []).append(label)
+        for value, labels in merged.items():
+            label = " / ".join(labels) if len(labels) < 2 or not all(" " in x for x in labels) else \
+                " / ".join(x.split(" ", 1)[0] for x in labels) + " " + labels[0].split(" ", 1)[1]
+            if not distinct(value, r.peak_flops):
+                continue
+            y = np.minimum(value, ai * (r.peak_bandwidth if value < r.peak_flops else widest))
+            ax.plot(ai, y / scale, linestyle=style, color=color, linewidth=0.8, alpha=0.6)
+            x_text = xlim[1] if spec else max(value / r.peak_bandwidth * 1.3, xlim[0])
+            ax.annotate(f"{label} {format_rate(value)}", (x_text, value / scale), fontsize=7, color=color,
+                        ha="right" if spec else "left", va="bottom", xytext=(-2 if spec else 2, 1),
+                        textcoords="offset points")
+        for label, bw in r.memory_ceilings.items():
+            if not distinct(bw, r.peak_bandwidth):
+                continue
+            ax.plot(ai, np.minimum(ai * bw, r.peak_flops) / scale, linestyle=style, color=color,
+                    linewidth=0.8, alpha=0.6)
+        main_c = _main_label(r.compute_ceilings, r.peak_flops, "peak")
+        x_text = xlim[1] if spec else r.ridge * 1.3
+        ax.annotate(f"{main_c} {format_rate(r.peak_flops)}", (x_text, r.peak_flops / scale),
+                    fontsize=7.5, color=color, ha="right" if spec else "left", va="bottom",
+                    xytext=(-2 if spec else 2, 2), textcoords="offset points", fontweight="bold")
+        main_m = _main_label(r.memory_ceilings, r.peak_bandwidth, "bandwidth")
+        x0 = along(r, 0.6 if spec else 0.35)
+        ax.annotate(f"{main_m} {format_rate(r.peak_bandwidth, 'B/s')}", (x0, x0 * r.peak_bandwidth / scale),
+                    fontsize=7.5, color=color, fontweight="bold", textcoords="offset points",
+                    ha="right" if spec else "left", va="bottom" if spec else "top",
+                    xytext=(-4, 4) if spec else (6, -4))
+        ax.plot([r.ridge, r.ridge], [bottom / scale, r.peak_flops / scale], color=color, linestyle=":",
+                linewidth=1)
+        ax.annotate(f"ridge {r.ridge:.3g} FLOP/byte", (r.ridge, bottom / scale), fontsize=7, color=color,
+                    rotation=90, ha="right", va="bottom", xytext=(-2, 3), textcoords="offset points")
+
+    if roof is not None:
+        cpu_peaks = info.get("backend") == "cpu" and roof.name in ("", info.get("name"))
+        tag = "device peaks (measured once, cached)" if cpu_peaks else "spec sheet"
+        if roof.name and roof.name != info.get("name"):
+            tag += f" ({roof.name})"
+        draw(roof, "-", SPEC_COLOR, tag, spec=True)
+    if measured is not None:
+        ref = measured_result is not None and _is_reference(measured_result)
+        draw(measured, "--", REFERENCE_COLOR if ref else MEASURED_COLOR,
+             "measured roof" + (" (reference)" if ref else ""), spec=roof is None)
+    markers = "osD^vP*X<>"
+    annotate = len(pts) <= 4 if annotate_points is None else annotate_points
+    for i, (label, x, y, ref) in enumerate(pts):
+        color = REFERENCE_COLOR if ref else f"C{i % 10}"
+        ax.plot([x], [y / scale], marker=markers[i % 9], linestyle="none", markersize=6,
+                color=color, markerfacecolor="none" if ref else color,
+                label=label + (" (reference)" if ref else ""))
+        if annotate:
+            ax.annotate(label, (x, y / scale), fontsize=7, xytext=(5, -3), textcoords="offset points",
+                        color="0.3", va="top")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel(f"attainable throughput ({unit})")
+    ax.set_title(title or device_title("Roofline", measured_result, *groups, device=device))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+              ncol=1 if len(pts) < 14 else 2)
+    _style(ax)
+    return fig
+
+
+# --- generic sweeps ------------------------------------------------------------------
+
+@_styled
+def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylabel=None,
+          title=None, marker="o"):
+    """Line plot of column ``y`` against ``x``, one line per value of ``hue``.
+
+    ``data`` is a Result, DataFrame or list of records. Byte columns get
+    KiB/MiB/GiB ticks and a 'seconds' axis gets us/ms/s ticks. A reference
+    result is drawn grey and dashed, with '(reference)' in the legend.
+    """
+    frame = _frame(data)
+    for name, col in (("x", x), ("y", y)) + ((("hue", hue),) if hue else ()):
+        if col not in frame:
+            raise ValueError(f"{name}={col!r} is not a column; the data has {list(frame.columns)}")
+    ref = _is_reference(data)
+    fig, ax = _new_axes(ax)
+    groups = frame.groupby(hue, sort=False) if hue else [(None, frame)]
+    for i, (key, part) in enumerate(groups):
+        part = part.sort_values(x)
+        label = None if key is None else f"{hue}={key}" if not isinstance(key, str) else key
+        if ref:
+            label = f"{label or y} (reference)"
+        ax.plot(part[x], part[y], marker=marker, markersize=4, label=label,
+                color=REFERENCE_COLOR if ref else f"C{i}", linestyle="--" if ref else "-",
+                markerfacecolor="none" if ref else None)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    if x in BYTE_COLUMNS and logx:
+        _bytes_axis(ax.xaxis)
+    if x in ("n", "repeat") and logx:
+        _power2_axis(ax.xaxis)
+    if y == "seconds":
+        _seconds_axis(ax.yaxis)
+    elif logy:
+        _log_axis(ax.yaxis)
+    ax.set_xlabel(xlabel or LABELS.get(x, x) + (" (bytes)" if x in BYTE_COLUMNS else ""))
+    ax.set_ylabel(ylabel or LABELS.get(y, y))
+    ax.set_title(title or device_title(getattr(data, "name", "") or f"{y} vs {x}", data))
+    if hue or ref:
+        ax.legend(frameon=False)
+    _style(ax)
+    return fig
+
+
+# --- the pointwise-repeat sweep --------------------------------------------------------
+
+@_styled
+def repeat_sweep(result, axes=None, title=None):
+    """Three panels against ``repeat``: runtime, achieved FLOP/s and achieved bandwidth.
+
+    One line per variant (fused, eager). The roofline-predicted knee (where the
+    fused chain's intensity meets the ridge, ``meta['predicted_knee']``) is a
+    dotted vertical line, the knee read off the fused runtimes
+    (``meta['measured_knee']``) a dash-dotted one.
+    """
+    from .experiments.pointwise import measured_knee
+    frame = _frame(result)
+    for col in ("repeat", "seconds", "flops", "nbytes"):
+        if col not in frame:
+            raise ValueError(f"repeat_sweep needs a {col!r} column (from pointwise_repeat_sweep)")
+    meta = _meta(result)
+    ref = _is_reference(result)
+    if axes is None:
+        fig, axes = _new_axes(None, ncols=3, figsize=(12.5, 4.0))
+    else:
+        axes = list(axes)
+        if len(axes) != 3:
+            raise ValueError(f"axes must be three matplotlib axes, got {len(axes)}")
+        fig = axes[0].figure
+    top = float((frame["flops"] / frame["seconds"]).max())
+    unit, scale = flops_unit(top)
+    variants = list(dict.fromkeys(frame["variant"])) if "variant" in frame else [None]
+    panels = (("seconds", lambda f: f["seconds"], "runtime per call"),
+              (unit, lambda f: f["flops"] / f["seconds"] / scale, f"achieved throughput ({unit})"),
+              ("GB/s", lambda f: f["nbytes"] / f["seconds"] / 1e9, "achieved bandwidth (GB/s)"))
+    for ax, (_, fn, ylabel) in zip(axes, panels):
+        for i, variant in enumerate(variants):
+            part = frame if variant is None else frame[frame["variant"] == variant]
+            part = part.sort_values("repeat")
+            label = f"{variant or 'measured'}" + (" (reference)" if ref else "")
+            ax.plot(part["repeat"], fn(part), marker="o", markersize=4, label=label,
+                    color=REFERENCE_COLOR if ref else f"C{i}", linestyle="--" if ref else "-",
+                    markerfacecolor="none" if ref else None)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        _power2_axis(ax.xaxis)
+        ax.set_xlabel(LABELS["repeat"])
+        ax.set_ylabel(ylabel)
+        predicted = meta.get("predicted_knee")
+        if predicted:
+            ax.axvline(predicted, color="0.3", linestyle=":", linewidth=1.2,
+                       label=f"roofline knee ({predicted:.3g})")
+        knee = meta.get("measured_knee")
+        if knee is None and "variant" in frame:
+            knee = measured_knee(frame.to_dict("records"), "fused")
+        if knee:
+            ax.axvline(knee, color="tab:red", linestyle="-.", linewidth=1.2,
+                       label=f"measured knee ({knee:.3g})")
+        _style(ax)
+    _seconds_axis(axes[0].yaxis)
+    _log_axis(axes[1].yaxis)
+    _log_axis(axes[2].yaxis)
+    axes[0].set_title("runtime")
+    axes[1].set_title("FLOP/s")
+    axes[2].set_title("memory bandwidth")
+    axes[0].legend(frameon=False)
+    n = meta.get("n") or (int(frame["n"].iloc[0]) if "n" in frame else None)
+    what = f"x = x * 2, repeated ({n:,} {meta.get('dtype', '')} elements)" if n else "x = x * 2, repeated"
+    fig.suptitle(title or device_title(what, result))
+    return fig
+
+
+# --- bandwidth and matmul against size -------------------------------------------------
+
+@_styled
+def bandwidth_vs_size(result, ax=None, title=None):
+    """Copy bandwidth (GB/s) against working set (bytes), with the cache sizes marked.
+
+    Dotted vertical lines mark each cache level from ``meta['caches']``; a
+    dashed horizontal line marks the device's DRAM peak (spec on a GPU,
+    measured on the CPU) from ``meta['device']``.
+    """
+    frame = _frame(result)
+    x = "working_set" if "working_set" in frame else "nbytes"
+    fig = sweep(result, x, "gbps", hue=None, logx=True, logy=False, ax=ax,
+                ylabel="copy bandwidth (GB/s)", xlabel="working set (bytes, source + destination)")
+    ax = fig.axes[0] if ax is None else ax
+    meta = _meta(result)
+    lo, hi = frame[x].min(), frame[x].max()
+    for i, (level, size) in enumerate(sorted((meta.get("caches") or {}).items(), key=lambda kv: kv[1])):
+        if lo / 2 <= size <= hi * 2:
+            ax.axvline(size, color="0.45", linestyle=":", linewidth=1)
+            ax.annotate(f"{level} {format_bytes(size)}", (size, 0.0), xycoords=("data", "axes fraction"),
+                        fontsize=7, rotation=90, ha="right", va="bottom", color="0.35", xytext=(-2, 3),
+                        textcoords="offset points")
+    dev = meta.get("device") or {}
+    if dev.get("peak_bandwidth"):
+        kind = "measured" if dev.get("backend") == "cpu" else "spec"
+        ax.axhline(dev["peak_bandwidth"] / 1e9, color=SPEC_COLOR, linestyle="--", linewidth=1,
+                   label=f"DRAM peak, {kind} ({dev['peak_bandwidth'] / 1e9:.3g} GB/s)")
+        ax.legend(frameon=False, loc="upper right")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title or device_title("Copy bandwidth vs working set", result))
+    return fig
+
+
+@_styled
+def matmul_vs_size(result, ax=None, title=None, fraction=False):
+    """Square-matmul FLOP/s against n, with the device's peak for that dtype as a dashed line.
+
+    ``fraction=True`` plots the fraction of peak (MFU-style) instead of FLOP/s.
+    """
+    frame = _frame(result).copy()
+    if "flops" not in frame or "seconds" not in frame:
+        raise ValueError("matmul_vs_size needs 'flops' and 'seconds' columns (from matmul_vs_size)")
+    frame["flops_per_s"] = frame["flops"] / frame["seconds"]
+    peak = float(frame["peak_flops"].max()) if "peak_flops" in frame else None
+    top = max(frame["flops_per_s"].max(), peak or 0)
+    unit, scale = flops_unit(top)
+    frame["rate"] = frame["flops_per_s"] / scale
+    if fraction:
+        if peak is None:
+            raise ValueError("fraction=True needs a 'peak_flops' column")
+        frame["rate"] = frame["flops_per_s"] / frame["peak_flops"]
+    hue = "dtype" if "dtype" in frame and frame["dtype"].nunique() > 1 else None
+    x = "n" if "n" in frame else "size"
+    fig = sweep(_Reframed(frame, result), x, "rate", hue=hue, logx=True, logy=True, ax=ax,
+                xlabel="matrix size n (n x n times n x n)",
+                ylabel="fraction of peak" if fraction else f"throughput ({unit})")
+    ax = fig.axes[0] if ax is None else ax
+    if peak and not fraction:
+        dev = _meta(result).get("device") or {}
+        kind = "measured" if dev.get("backend") == "cpu" else "spec"
+        ax.axhline(peak / scale, color=SPEC_COLOR, linestyle="--", linewidth=1,
+                   label=f"peak, {kind} ({peak / scale:.3g} {unit})")
+        ax.legend(frameon=False, loc="lower right")
+    elif fraction:
+        ax.axhline(1.0, color=SPEC_COLOR, linestyle="--", linewidth=1)
+    dtype = frame["dtype"].iloc[0] if "dtype" in frame else ""
+    ax.set_title(title or device_title(f"Matmul throughput vs size ({dtype})", result))
+    return fig
+
+
+class _Reframed:
+    """A frame that keeps the meta of the result it came from (for titles and reference style)."""
+
+    def __init__(self, frame, result):
+        self.records = frame.to_dict("records")
+        self.meta = _meta(result)
+        self.name = getattr(result, "name", "")
+
+
+def save(fig, path: str, dpi: int = 150) -> str:
+    """Write ``fig`` to ``path`` (PNG, SVG, PDF by extension); returns the path."""
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    return path
+
+
+# --- bars (added for chapters 1 and 3) -------------------------------------------------
+
+@_styled
+def bars(data, label, value, ax=None, xlabel=None, title=None, log=None, color=None):
+    """Horizontal bars of column ``value``, one per record, named by column ``label``.
+
+    Each bar carries its value at its end (seconds get us/ms/s, FLOP/s and other
+    numbers three significant figures). ``log=None`` picks a log axis when the
+    values span more than 20x. For a handful of quantities side by side: Python
+    operations per second, 'returned' vs 'finished', eager vs CUDA graph.
+    """
+    from .timing import format_seconds
+    frame = _frame(data)
+    for name, col in (("label", label), ("value", value)):
+        if col not in frame:
+            raise ValueError(f"{name}={col!r} is not a column; the data has {list(frame.columns)}")
+    values = frame[value].astype(float).to_numpy()
+    if len(values) == 0:
+        raise ValueError("bars() needs at least one record")
+    if log is None:
+        positive = values[values > 0]
+        log = len(positive) == len(values) and positive.max() > 20 * positive.min()
+    fig, ax = _new_axes(ax, figsize=(6.4, 0.5 + 0.45 * len(values)))
+    names = [str(v) for v in frame[label]]
+    ref = _is_reference(data)
+    colors = color or [REFERENCE_COLOR if ref else f"C{i % 10}" for i in range(len(values))]
+    ax.barh(range(len(values)), values, color=colors, height=0.6)
+    ax.set_yticks(range(len(values)), names)
+    ax.invert_yaxis()
+    if log:
+        ax.set_xscale("log")
+    if value == "seconds" or value.endswith("_seconds"):
+        _seconds_axis(ax.xaxis)
+        text = [format_seconds(v) for v in values]
+    else:
+        text = [f"{v:.3g}" for v in values]
+    for i, (v, t) in enumerate(zip(values, text)):
+        ax.annotate(t, (v, i), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+    ax.set_xlim(right=ax.get_xlim()[1] * (3 if log else 1.15))
+    ax.set_xlabel(xlabel or LABELS.get(value, value))
+    ax.set_title(title or device_title(getattr(data, "name", "") or value, data))
+    ax.grid(False, axis="y")
+    _style(ax)
+    return fig

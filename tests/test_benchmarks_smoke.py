@@ -1,0 +1,28 @@
+"""The benchmark runner works end to end (quick mode). No speed is asserted: figures are
+printed with PASS/MISS by benchmarks/run_all.py, and that is all this checks."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_run_all_quick_prints_every_figure(tmp_path):
+    out = tmp_path / "bench.json"
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run_all.py"),
+                           "--quick", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    for key in "abcd":
+        judged = [ln for ln in lines if re.match(rf"\({key}\) .*(PASS|MISS)$", ln)]
+        assert judged, f"figure ({key}) missing from:\n{done.stdout}"
+    assert len([ln for ln in lines if re.match(r"\(c\) chain n=\d", ln)]) == 3  # n = 2, 4, 8
+    data = json.loads(out.read_text())
+    assert {r["figure"] for r in data["records"]} == set("abcd")
+    assert data["meta"]["command"].endswith("run_all.py --quick")
+    assert data["meta"]["quick"] is True and "versions" in data["meta"]
+    for record in data["records"]:
+        assert isinstance(record["value"], float) and record["value"] > 0

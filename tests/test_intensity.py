@@ -1,0 +1,261 @@
+"""brrr.intensity: the DI paper's Table II/III exactly, its Table VIII rows, and clear errors."""
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from brrr import intensity as I  # noqa: E402
+from brrr import models  # noqa: E402
+
+
+def meta(name):
+    with torch.device("meta"):
+        return models.get(name)
+
+
+# --- Table II / III ----------------------------------------------------------------------
+
+def test_table_iii_exact():
+    table = I.convolution_table()          # the paper's defaults: 256, 256, 28x28, 3x3, g=4
+    digits = {"arithmetic_intensity": 2, "macs": 3, "weight_reuse": 0, "activation_reuse": 3}
+    for kind, row in I.PAPER_TABLE_III.items():
+        for col, value in row.items():
+            assert round(table.loc[kind, col], digits[col]) == value, (kind, col)
+
+
+def test_table_ii_standard_by_hand():
+    c = I.conv_intensity("standard", M=256, N=256, S_o=28, S_k=3)
+    assert c.macs == 256 * 256 * 9 * 784 == 462_422_016
+    assert c.weights == 256 * 256 * 9
+    assert c.activations == 512 * 784
+    assert c.weight_reuse == 784                        # S_o^2
+    assert c.activation_reuse == pytest.approx(256 * 256 / 512 * 9)
+    assert c.arithmetic_intensity == pytest.approx(c.macs / (c.weights + c.activations))
+
+
+@pytest.mark.parametrize("kind,g", [("standard", 1), ("pointwise", 1), ("group", 4), ("depthwise", 1)])
+def test_table_ii_formulas(kind, g):
+    M = N = 64
+    S_o, S_k = 14, 3
+    c = I.conv_intensity(kind, M, N, S_o, S_k, g)
+    k2 = 1 if kind == "pointwise" else S_k ** 2
+    groups = M if kind == "depthwise" else g
+    assert c.weight_reuse == S_o ** 2                   # the same for every kind
+    expected_ai = {"standard": M * N * k2 * S_o**2 / (M * N * k2 + (M + N) * S_o**2),
+                   "pointwise": M * N * S_o**2 / (M * N + (M + N) * S_o**2),
+                   "group": M * N * k2 * S_o**2 / (M * N * k2 + g * (M + N) * S_o**2),
+                   "depthwise": M * k2 * S_o**2 / (M * k2 + 2 * M * S_o**2)}[kind]
+    assert c.arithmetic_intensity == pytest.approx(expected_ai)
+    assert c.activation_reuse == pytest.approx(M * N / (M + N) * k2 / groups)
+
+
+def test_conv_matches_a_traced_torch_layer():
+    """Table II's 'layer' counts are what the model walk finds on one nn.Conv2d."""
+    for kind, groups, k in (("standard", 1, 3), ("pointwise", 1, 1), ("group", 4, 3), ("depthwise", 32, 3)):
+        conv = nn.Conv2d(32, 32, k, padding=k // 2, groups=groups, bias=False)
+        got = I.model_intensity(conv, (1, 32, 16, 16), convention="layer")
+        want = I.conv_intensity(kind, 32, 32, 16, 3, 4 if kind == "group" else 1)
+        assert (got.macs, got.weights, got.activations) == (want.macs, want.weights, want.activations)
+        assert got.layers.loc[0, "kind"] == kind
+
+
+def test_conv_intensity_result_is_plain_data():
+    c = I.conv_intensity("group", 256, 256, 28, 3, g=4)
+    d = c.as_dict()
+    assert d["macs"] == c.macs and d["arithmetic_intensity"] == c.arithmetic_intensity
+    assert "group" in repr(c) and "M_c/A" in repr(c)
+    assert I.conv_intensity("depthwise", 8, 8, 4, 3).g == 8
+    assert I.conv_intensity("pointwise", 8, 8, 4, 3).S_k == 1
+
+
+@pytest.mark.parametrize("args,exc,word", [
+    (("dilated", 8, 8, 4, 3), ValueError, "kind"),
+    (("standard", 0, 8, 4, 3), ValueError, "M"),
+    (("standard", 8, 8.0, 4, 3), TypeError, "N"),
+    (("standard", 8, 8, -1, 3), ValueError, "S_o"),
+    (("standard", 8, 8, 4, True), TypeError, "S_k"),
+    (("group", 8, 8, 4, 3, 3), ValueError, "g must divide"),
+    (("group", 8, 12, 4, 3, 8), ValueError, "g must divide"),
+    (("depthwise", 8, 16, 4, 3), ValueError, "N = M"),
+    (("depthwise", 8, 8, 4, 3, 4), ValueError, "g = M"),
+    (("standard", 8, 8, 4, 3, 2), ValueError, "kind='group'"),
+])
+def test_conv_intensity_rejects_bad_input(args, exc, word):
+    with pytest.raises(exc, match=word):
+        I.conv_intensity(*args)
+
+
+# --- DI, d_f and the paper's inconsistencies ---------------------------------------------------
+
+def test_di_and_disparity_formulas():
+    assert I.data_type_aware_intensity(100, 10, 20, alpha=0.8) == pytest.approx(0.25 * (0.8 * 5 + 0.2 * 10))
+    assert I.disparity(10, 12) == pytest.approx(-20)
+    # Eq. 5 of the paper is the closed form with alpha = 0.75 ...
+    for a_over_w in (0.03, 0.5, 1.0, 4.8, 30):
+        assert I.disparity_closed_form(a_over_w, alpha=0.75) == pytest.approx(75 - 6.25 * (a_over_w + 3 / a_over_w))
+    # ... and the closed form equals the definition for any alpha.
+    M, W, A = 1e9, 3e6, 20e6
+    ai_c = M / (W + A)
+    for alpha in (0.0, 0.75, 0.8, 1.0):
+        di = I.data_type_aware_intensity(M, W, A, alpha)
+        assert I.disparity(ai_c, di) == pytest.approx(I.disparity_closed_form(A / W, alpha))
+    with pytest.raises(ValueError, match="alpha"):
+        I.data_type_aware_intensity(1, 1, 1, alpha=1.5)
+
+
+def test_paper_d_f_column_uses_rounded_values():
+    """Table VIII's d_f is (AI_c - DI)/AI_c of the *rounded* AI_c and DI of its row."""
+    for name, (_, _, ai_c, di, _, d_f) in I.PAPER_TABLE_VIII.items():
+        assert abs(I.disparity(ai_c, di) - d_f) <= 1, name
+    # ... and its DI column is Eq. 4 with alpha = 0.8 (not Eq. 5's 0.75).
+    wr, ar, _, di, _, _ = I.PAPER_TABLE_VIII["VGG-16"]
+    assert 0.25 * (0.8 * ar + 0.2 * wr) == pytest.approx(di, abs=0.5)
+    assert abs(0.25 * (0.75 * ar + 0.25 * wr) - di) > 5
+
+
+# --- whole networks ------------------------------------------------------------------------------
+
+def test_vgg16_row_of_table_viii():
+    r = I.model_intensity(meta("vgg16"), (1, 3, 224, 224))
+    assert r.convention == "blobs" and r.alpha == 0.8
+    assert r.weights == 138_357_544
+    assert r.macs == 15_470_264_320          # 15.35 G in convolutions + 0.12 G in FC layers
+    paper = dict(zip(I.TABLE_VIII_COLUMNS, I.PAPER_TABLE_VIII["VGG-16"]))
+    for col in ("weight_reuse", "activation_reuse", "ai_c", "di", "a_over_w"):
+        assert getattr(r, col) == pytest.approx(paper[col], rel=0.01), col
+    assert round(I.disparity(round(r.ai_c), round(r.di))) == pytest.approx(paper["d_f"], abs=1)
+
+
+@pytest.mark.parametrize("key,rel", [("nin", 0.015), ("resnet50", 0.015), ("mobilenet_v1", 0.03),
+                                     ("squeezenet1_1", 0.03), ("squeezenet1_0", 0.04)])
+def test_other_rows_of_table_viii(key, rel):
+    """The networks whose definitions match the paper's models come within a few per cent."""
+    r = I.model_intensity(meta(key), models.INPUT_SHAPES[key])
+    paper = dict(zip(I.TABLE_VIII_COLUMNS, I.PAPER_TABLE_VIII[I.PAPER_NAMES[key]]))
+    for col in ("weight_reuse", "activation_reuse", "ai_c", "di"):
+        # the paper prints whole numbers: allow half a unit of rounding on top
+        assert abs(getattr(r, col) - paper[col]) <= rel * paper[col] + 0.5, col
+
+
+def test_alexnet_and_mobilenets_keep_the_papers_story():
+    """AlexNet: A << W, AI_c ~ M_c/W and d_f hugely negative. MobileNets: M_c/A tiny, d_f positive."""
+    alex = I.model_intensity(meta("alexnet"), models.INPUT_SHAPES["alexnet"])
+    assert alex.a_over_w < 0.05 and alex.d_f < -400
+    assert alex.ai_c == pytest.approx(alex.weight_reuse, rel=0.05)
+    assert alex.activation_reuse > 25 * alex.weight_reuse
+    for key in ("mobilenet_v1", "mobilenet_v2"):
+        r = I.model_intensity(meta(key), models.INPUT_SHAPES[key])
+        assert r.activation_reuse < 30 and r.d_f > 0 and r.di < alex.di / 5
+
+
+def test_blob_counting_on_a_small_model():
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
+                        nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(), nn.Linear(4 * 4 * 4, 10))
+    r = I.model_intensity(net, (1, 3, 8, 8))
+    # input 192; conv 256; BatchNorm + Scale 2 x 256; ReLU 256; pool 64; Flatten 0; Dropout 64; FC 10
+    assert r.activations == 192 + 256 + 512 + 256 + 64 + 0 + 64 + 10
+    assert r.weights == (3 * 9 * 4 + 4) + 8 + (64 * 10 + 10)
+    assert r.macs == 8 * 8 * 4 * 27 + 64 * 10
+    layer = I.model_intensity(net, (1, 3, 8, 8), convention="layer")
+    # per layer ifmap + ofmap: conv 192+256, BN 512, ReLU 512, pool 256+64, Flatten 128, Dropout 128, FC 64+10
+    assert layer.activations == 448 + 512 + 512 + 320 + 128 + 128 + 74
+    assert (layer.macs, layer.weights) == (r.macs, r.weights)
+    assert list(r.layers["layer"])[0] == "input" and "input" not in list(layer.layers["layer"])
+    assert r.layers["activations"].sum() == r.activations
+
+
+def test_residual_add_and_concat_are_counted():
+    r = I.model_intensity(meta("resnet18"), (1, 3, 224, 224))
+    adds = r.layers[r.layers["type"] == "Add"]
+    assert len(adds) == 8
+    assert (adds["in_elements"] == 2 * adds["out_elements"]).all()
+    sq = I.model_intensity(meta("squeezenet1_0"), (1, 3, 227, 227), convention="layer")
+    assert (sq.layers["type"] == "Concat").sum() == 8
+
+
+def test_layer_convention_counts_more_than_blobs_on_vgg16():
+    """'layer' counts each intermediate tensor as one layer's output and the next one's input."""
+    blobs = I.model_intensity(meta("vgg16"), (1, 3, 224, 224))
+    layer = I.model_intensity(meta("vgg16"), (1, 3, 224, 224), convention="layer")
+    assert layer.macs == blobs.macs and layer.weights == blobs.weights
+    assert 1.8 * blobs.activations < layer.activations < 2.2 * blobs.activations
+    assert layer.ai_c < blobs.ai_c and layer.di < blobs.di
+
+
+def test_batch_scales_macs_and_activations_not_weights():
+    one = I.model_intensity(meta("mobilenet_v1"), (1, 3, 224, 224))
+    four = I.model_intensity(meta("mobilenet_v1"), (4, 3, 224, 224))
+    assert four.macs == 4 * one.macs and four.activations == 4 * one.activations
+    assert four.weights == one.weights and four.weight_reuse == pytest.approx(4 * one.weight_reuse)
+
+
+def test_real_weights_give_the_same_counts_as_meta():
+    net = models.squeezenet1_1()
+    assert I.model_intensity(net, (1, 3, 64, 64)).as_dict() == I.model_intensity(
+        meta("squeezenet1_1"), (1, 3, 64, 64)).as_dict()
+    assert not net.training
+
+
+def test_model_intensity_repr_and_dict():
+    r = I.model_intensity(meta("vgg16"), (1, 3, 224, 224), name="VGG-16")
+    assert "VGG-16" in repr(r) and "DI=113" in repr(r)
+    d = r.as_dict()
+    assert d["macs"] == r.macs and d["di"] == r.di and d["convention"] == "blobs"
+
+
+def test_compare_with_paper_table():
+    t = I.compare_with_paper(["vgg16", "resnet50"])
+    assert list(t.index) == ["VGG-16", "ResNet-50"]
+    assert t.loc["VGG-16", "ai_c (paper)"] == 93
+    assert t.loc["VGG-16", "ai_c"] == pytest.approx(93, rel=0.01)
+
+
+def test_roofline_points():
+    pts = I.roofline_points(nn.Sequential(nn.Conv2d(8, 16, 3, padding=1, bias=False), nn.ReLU(),
+                                          nn.Flatten(), nn.Linear(16 * 10 * 10, 5)), (1, 8, 10, 10))
+    assert list(pts["kind"]) == ["standard", "fc"]
+    conv = pts.iloc[0]
+    assert conv["flops"] == 2 * 16 * 100 * 8 * 9
+    assert conv["nbytes"] == 4 * (16 * 8 * 9 + 8 * 100 + 16 * 100)
+    assert conv["intensity"] == pytest.approx(conv["flops"] / conv["nbytes"])
+    half = I.roofline_points(nn.Conv2d(8, 16, 3).half(), (1, 8, 10, 10))
+    assert half["nbytes"].iloc[0] == 2 * (16 * 8 * 9 + 16 + 8 * 100 + 16 * 64)
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+def test_errors_name_the_problem():
+    net = meta("vgg16")
+    with pytest.raises(TypeError, match="torch.nn.Module"):
+        I.model_intensity(lambda x: x, (1, 3, 224, 224))
+    with pytest.raises(ValueError, match="rank 2"):
+        I.model_intensity(net, (224, 224))
+    with pytest.raises(ValueError, match="channels"):
+        I.model_intensity(net, (1, 1, 224, 224))
+    with pytest.raises(ValueError, match="positive integers"):
+        I.model_intensity(net, (1, 3, 0, 224))
+    with pytest.raises(TypeError, match="input_shape"):
+        I.model_intensity(net, "1,3,224,224")
+    with pytest.raises(ValueError, match="convention"):
+        I.model_intensity(net, (1, 3, 224, 224), convention="caffe")
+    with pytest.raises(ValueError, match="alpha"):
+        I.model_intensity(net, (1, 3, 224, 224), alpha=2)
+    # VGG-16's classifier wants 7x7 feature maps: 64x64 input fails inside the forward pass
+    with pytest.raises(RuntimeError, match=r"model failed on input_shape=\(1, 3, 64, 64\): "):
+        I.model_intensity(net, (1, 3, 64, 64))
+    with pytest.raises(ValueError, match="Conv or Linear"):
+        I.model_intensity(nn.Sequential(nn.ReLU()), (1, 4))
+    with pytest.raises(ValueError, match="names"):
+        I.compare_with_paper(["googlenet"])
+
+
+def test_measure_conv_record(monkeypatch):
+    monkeypatch.setenv("BRRR_QUICK", "1")
+    rec = I.measure_conv("depthwise", M=16, N=16, S_o=8, S_k=3)
+    assert rec["flops"] == 2 * 16 * 9 * 64
+    assert rec["nbytes"] == 4 * (16 * 9 + 2 * 16 * 64)
+    assert rec["seconds"] > 0 and rec["achieved_flops"] == pytest.approx(rec["flops"] / rec["seconds"])
+    assert rec["roofline_seconds"] == pytest.approx(rec["flops"] / rec["attainable_flops"])
+    assert math.isfinite(rec["efficiency"])

@@ -1,0 +1,354 @@
+"""brrr.kernels: results against NumPy, fused == unfused, out= reuse, bad input,
+bytes/FLOPs, and the CUDA sources compiled with nvcc (so GPU code is checked without a GPU)."""
+import os
+import re
+import shutil
+import subprocess
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from brrr import kernels as K
+
+SIZES = (1, 7, 1_000_003)
+DTYPES = (np.float32, np.float64)
+
+
+def numpy_reference(name, x, y, a):
+    a = x.dtype.type(a)
+    return {"copy": lambda: x.copy(), "scale": lambda: a * x, "add": lambda: x + y,
+            "triad": lambda: x + a * y}[name]()
+
+
+def call(name, x, y, a, out=None):
+    if name == "copy":
+        return K.copy(x, out=out)
+    if name == "scale":
+        return K.scale(x, a, out=out)
+    if name == "add":
+        return K.add(x, y, out=out)
+    return K.triad(x, y, a, out=out)
+
+
+def chain_reference(x, n, op, c, d):
+    c, d = x.dtype.type(c), x.dtype.type(d)
+    v = x.copy()
+    for _ in range(n):
+        v = {"mul": lambda: v * c, "add": lambda: v + c, "fma": lambda: v * c + d,
+             "cos": lambda: np.cos(v)}[op]()
+    return v
+
+
+@pytest.fixture(scope="module")
+def rng():
+    return np.random.default_rng(0)
+
+
+# --- correctness on the CPU (Numba) ----------------------------------------------
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["copy", "scale", "add", "triad"])
+def test_stream_kernels_match_numpy_exactly(name, dtype, size, rng):
+    x = rng.standard_normal(size).astype(dtype)
+    y = rng.standard_normal(size).astype(dtype)
+    got = call(name, x, y, 3.25)
+    assert got.dtype == dtype and got.shape == x.shape
+    # The same IEEE operations in the same order: bit-identical to NumPy.
+    np.testing.assert_array_equal(got, numpy_reference(name, x, y, 3.25))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", list(K.OPS))
+@pytest.mark.parametrize("n", [1, 3])
+def test_chain_matches_numpy(op, n, dtype, rng):
+    x = rng.uniform(-2, 2, 1001).astype(dtype)
+    _, _, c, d = K.OPS[op]
+    want = chain_reference(x, n, op, c, d)
+    got = K.chain(x, n, op=op)
+    if op == "cos":  # libm's cos and NumPy's may differ in the last bit
+        np.testing.assert_allclose(got, want, rtol=8 * np.finfo(dtype).eps, atol=0)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_chain_custom_constants(rng):
+    x = rng.standard_normal(100).astype(np.float32)
+    np.testing.assert_array_equal(K.chain(x, 2, op="fma", c=3.0, d=-1.0),
+                                  chain_reference(x, 2, "fma", 3.0, -1.0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", list(K.OPS))
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+def test_fused_equals_unfused(op, n, dtype, rng):
+    x = rng.uniform(-2, 2, 7919).astype(dtype)
+    fused = K.chain(x, n, op=op, fused=True)
+    np.testing.assert_array_equal(fused, K.chain(x, n, op=op, fused=False))
+    np.testing.assert_array_equal(fused, K.chain(x, n, op=op, fused=False, scratch=np.empty_like(x)))
+    out = np.empty_like(x)
+    np.testing.assert_array_equal(fused, K.chain(x, n, op=op, fused=False, out=out, scratch=out))
+
+
+def test_multidimensional_arrays_keep_their_shape(rng):
+    x = rng.standard_normal((3, 5, 7)).astype(np.float32)
+    y = rng.standard_normal((3, 5, 7)).astype(np.float32)
+    got = K.triad(x, y, 0.5)
+    assert got.shape == (3, 5, 7)
+    np.testing.assert_array_equal(got, x + np.float32(0.5) * y)
+
+
+def test_empty_array():
+    x = np.empty(0, np.float64)
+    assert K.copy(x).shape == (0,)
+    assert K.chain(x, 3, fused=False).shape == (0,)
+
+
+# --- outputs -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["copy", "scale", "add", "triad"])
+def test_out_is_reused_and_returned(name, rng):
+    x = rng.standard_normal(1_000_003).astype(np.float32)
+    y = rng.standard_normal(1_000_003).astype(np.float32)
+    x_before = x.copy()
+    out = np.empty_like(x)
+    call(name, x, y, 2.0, out=out)  # compile outside the traced region
+    tracemalloc.start()
+    try:
+        got = call(name, x, y, 2.0, out=out)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got is out
+    assert peak < x.nbytes // 10, f"{name} allocated {peak} bytes despite out="
+    np.testing.assert_array_equal(out, numpy_reference(name, x, y, 2.0))
+    np.testing.assert_array_equal(x, x_before)  # inputs untouched
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_chain_reuses_out_and_scratch(fused, rng):
+    x = rng.standard_normal(1_000_003).astype(np.float32)
+    out, scratch = np.empty_like(x), np.empty_like(x)
+    K.chain(x, 4, fused=fused, out=out, scratch=scratch)
+    K.chain(x, 4, fused=fused, out=out)  # allocates the module's scratch buffer once
+    tracemalloc.start()
+    try:
+        got = K.chain(x, 4, fused=fused, out=out, scratch=scratch)
+        assert got is out
+        got = K.chain(x, 4, fused=fused, out=out)  # reuses the module's scratch buffer
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got is out
+    assert peak < x.nbytes // 10
+    np.testing.assert_array_equal(out, chain_reference(x, 4, "mul", 0.999, 0.0))
+
+
+def test_out_none_allocates_a_new_array(rng):
+    x = rng.standard_normal(10).astype(np.float64)
+    got = K.copy(x)
+    assert got is not x and not np.shares_memory(got, x)
+    np.testing.assert_array_equal(got, x)
+
+
+def test_in_place(rng):
+    x = rng.standard_normal(1000).astype(np.float32)
+    want = np.float32(2.0) * x
+    assert K.scale(x, 2.0, out=x) is x
+    np.testing.assert_array_equal(x, want)
+    y = rng.standard_normal(1000).astype(np.float32)
+    want = chain_reference(y, 3, "add", 1.0, 0.0)
+    K.chain(y, 3, op="add", fused=False, out=y)
+    np.testing.assert_array_equal(y, want)
+
+
+# --- bad input ---------------------------------------------------------------------
+
+def test_bad_inputs():
+    x = np.ones(8, np.float32)
+    with pytest.raises(TypeError, match="x must be a NumPy array"):
+        K.copy([1.0, 2.0])
+    with pytest.raises(TypeError, match="y must be a numpy array"):
+        K.add(x, [1.0] * 8)
+    with pytest.raises(ValueError, match="float32 or float64"):
+        K.copy(np.ones(8, np.int32))
+    with pytest.raises(ValueError, match="float32 or float64"):
+        K.copy(np.ones(8, np.float16))
+    with pytest.raises(ValueError, match="shape"):
+        K.add(x, np.ones(9, np.float32))
+    with pytest.raises(ValueError, match="dtype"):
+        K.triad(x, np.ones(8, np.float64))
+    with pytest.raises(ValueError, match="out must have shape"):
+        K.copy(x, out=np.empty(9, np.float32))
+    with pytest.raises(ValueError, match="out must have shape"):
+        K.copy(x, out=np.empty(8, np.float64))
+    with pytest.raises(TypeError, match="out must be a numpy array"):
+        K.copy(x, out=[0.0] * 8)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        K.copy(np.ones(16, np.float32)[::2])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        K.copy(x, out=np.empty(16, np.float32)[::2])
+    readonly = np.empty(8, np.float32)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        K.copy(x, out=readonly)
+    with pytest.raises(TypeError, match="a must be a real number"):
+        K.scale(x, "2")
+    with pytest.raises(TypeError, match="a must be a real number"):
+        K.triad(x, x, True)
+
+
+def test_bad_chain_arguments():
+    x = np.ones(8, np.float32)
+    with pytest.raises(ValueError, match="n .* >= 1"):
+        K.chain(x, 0)
+    with pytest.raises(TypeError, match="n .* integer"):
+        K.chain(x, 2.0)
+    with pytest.raises(TypeError, match="n .* integer"):
+        K.chain(x, True)
+    with pytest.raises(ValueError, match="op must be one of"):
+        K.chain(x, 2, op="sqrt")
+    with pytest.raises(TypeError, match="fused"):
+        K.chain(x, 2, fused="yes")
+    with pytest.raises(ValueError, match="scratch must have shape"):
+        K.chain(x, 2, fused=False, scratch=np.empty(9, np.float32))
+    with pytest.raises(TypeError, match="c must be a real number"):
+        K.chain(x, 2, c="1")
+
+
+def test_torch_tensors_are_refused_clearly():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match="got Tensor"):
+        K.copy(torch.ones(4))
+
+
+# --- bytes and FLOPs ---------------------------------------------------------------
+
+def test_traffic_exact():
+    x = np.empty(10, np.float32)
+    assert K.traffic("copy", x) == (80, 0)
+    assert K.traffic("scale", x) == (80, 10)
+    assert K.traffic("add", x) == (120, 10)
+    assert K.traffic("triad", x) == (120, 20)
+    assert K.traffic("chain", x, n=4) == (80, 40)
+    assert K.traffic("chain", x, n=4, fused=False) == (320, 40)
+    assert K.traffic("chain", x, n=3, op="fma") == (80, 60)
+    assert K.traffic("triad", 10, dtype="float64") == (240, 20)
+    assert K.traffic("chain", np.empty((2, 5), np.float64), n=2, fused=False) == (320, 20)
+
+
+def test_traffic_bad_input():
+    with pytest.raises(ValueError, match="dtype is needed"):
+        K.traffic("copy", 10)
+    with pytest.raises(ValueError, match="name must be one of"):
+        K.traffic("memset", np.empty(4, np.float32))
+    with pytest.raises(TypeError, match="array or an element count"):
+        K.traffic("copy", [1.0, 2.0])
+    with pytest.raises(ValueError, match="float32 or float64"):
+        K.traffic("copy", 4, dtype="int8")
+    with pytest.raises(ValueError, match=">= 1"):
+        K.traffic("chain", np.empty(4, np.float32), n=0)
+
+
+# --- the one description behind both back ends -----------------------------------
+
+def all_sources():
+    """Every CUDA source the CuPy path can ship (chains for n = 1 and 8)."""
+    out = [K.cuda_source(name, dtype) for name in K.KERNELS for dtype in K.DTYPES]
+    out += [K.cuda_source("chain", dtype, n=n, op=op)
+            for op in K.OPS for n in (1, 8) for dtype in K.DTYPES]
+    return out
+
+
+def test_sources_repeat_the_op_n_times():
+    for n in (1, 2, 8):
+        cuda = K.cuda_source("chain", "float32", n=n, op="mul")
+        assert cuda.count("x = x * c;") == n
+        assert K.numba_source("chain", n=n, op="mul").count("x = x * c\n") == n
+    assert "cosf(x)" in K.cuda_source("chain", "float32", n=2, op="cos")
+    assert "cos(x)" in K.cuda_source("chain", "float64", n=2, op="cos")
+    assert "math.cos(x)" in K.numba_source("chain", n=2, op="cos")
+    assert "out_[i] = x + a * y;" in K.cuda_source("triad", "float64")
+    assert "out_[i] = x + a * y" in K.numba_source("triad")
+    assert "prange" in K.numba_source("copy")
+
+
+def test_source_names_are_unique_and_typed():
+    names = [re.search(r"void (\w+)\(", s).group(1) for s in all_sources()]
+    assert len(names) == len(set(names))
+    assert "brrr_triad_float" in names and "brrr_chain_fma_8_double" in names
+    assert "double" not in K.cuda_source("triad", np.float32)
+
+
+def find_nvcc():
+    for candidate in (shutil.which("nvcc"), "/usr/local/bin/nvcc",
+                      os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def compile_with_nvrtc(source, arch):
+    """Fallback where there is no nvcc: CuPy's NVRTC bindings (raises if unavailable)."""
+    from cupy_backends.cuda.libs import nvrtc
+    prog = nvrtc.createProgram(source, "brrr_kernels.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, [f"--gpu-architecture=sm_{arch}"])
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+@pytest.mark.parametrize("arch", ["75", "90"])   # T4 and H100
+def test_cuda_sources_compile(arch, tmp_path):
+    source = "\n".join(all_sources())
+    nvcc = find_nvcc()
+    if nvcc is None:
+        try:
+            compile_with_nvrtc(source, arch)
+        except ImportError:
+            pytest.skip("neither nvcc nor NVRTC is available")
+        return
+    path = tmp_path / "brrr_kernels.cu"
+    path.write_text(source)
+    cubin = tmp_path / f"brrr_kernels_sm{arch}.cubin"
+    done = subprocess.run([nvcc, f"-arch=sm_{arch}", "--cubin", "-Werror", "all-warnings",
+                           "-o", str(cubin), str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    binary = cubin.read_bytes()
+    for s in all_sources():
+        name = re.search(r"void (\w+)\(", s).group(1)
+        assert name.encode() in binary, f"{name} missing from the sm_{arch} cubin"
+
+
+# --- on a GPU (CuPy) ---------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("size", SIZES)
+def test_gpu_kernels_match_numpy(size, dtype, rng):
+    cp = pytest.importorskip("cupy")
+    xh = rng.standard_normal(size).astype(dtype)
+    yh = rng.standard_normal(size).astype(dtype)
+    x, y = cp.asarray(xh), cp.asarray(yh)
+    tol = dict(rtol=4 * np.finfo(dtype).eps, atol=0)  # nvcc may contract a + b*c into an FMA
+    for name in ("copy", "scale", "add", "triad"):
+        out = cp.empty_like(x)
+        assert call(name, x, y, 1.5, out=out) is out
+        np.testing.assert_allclose(cp.asnumpy(out), numpy_reference(name, xh, yh, 1.5), **tol)
+    for op in K.OPS:
+        _, _, c, d = K.OPS[op]
+        want = chain_reference(xh, 4, op, c, d)
+        fused = K.chain(x, 4, op=op)
+        unfused = K.chain(x, 4, op=op, fused=False)
+        np.testing.assert_allclose(cp.asnumpy(fused), want, rtol=16 * np.finfo(dtype).eps, atol=1e-6)
+        np.testing.assert_array_equal(cp.asnumpy(fused), cp.asnumpy(unfused))
+
+
+@pytest.mark.gpu
+def test_gpu_refuses_mixed_arrays():
+    cp = pytest.importorskip("cupy")
+    with pytest.raises(TypeError, match="y must be a cupy array"):
+        K.add(cp.ones(4, cp.float32), np.ones(4, np.float32))
+    with pytest.raises(TypeError, match="out must be a cupy array"):
+        K.copy(cp.ones(4, cp.float32), out=np.empty(4, np.float32))

@@ -1,0 +1,209 @@
+"""Plots take data (never measure), label their units, use log scales, and re-plot from JSON identically."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+import brrr  # noqa: E402
+from brrr import plot  # noqa: E402
+from brrr.results import Result  # noqa: E402
+
+CPU = {"name": "Test CPU (2 threads)", "backend": "cpu", "peak_bandwidth": 20e9}
+GPU = {"name": "NVIDIA A100 40GB", "backend": "cuda", "peak_bandwidth": 1.555e12}
+SPEC = brrr.Roofline(peak_flops=19.5e12, peak_bandwidth=1.5e12,
+                     compute_ceilings={"FP32": 19.5e12, "FP16 tensor": 312e12, "BF16 tensor": 312e12},
+                     memory_ceilings={"DRAM": 1.5e12}, name="NVIDIA A100 40GB")
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def roofline_result(device=CPU, reference=False):
+    recs = [
+        {"kind": "bandwidth", "op": "copy", "library": "numpy", "dtype": "float32", "tensor_cores": False,
+         "size": 2 ** 20, "nbytes": 8e6, "flops": 0.0, "seconds": 1e-3},
+        {"kind": "bandwidth", "op": "triad", "library": "brrr.kernels", "dtype": "float32",
+         "tensor_cores": False, "size": 2 ** 20, "nbytes": 12e6, "flops": 2e6, "seconds": 1.2e-3},
+        {"kind": "compute", "op": "matmul", "library": "numpy", "dtype": "float32", "tensor_cores": False,
+         "size": 512, "n": 512, "nbytes": 3 * 512 ** 2 * 4, "flops": 2 * 512 ** 3, "seconds": 5e-3},
+    ]
+    from brrr.experiments.roofline import _roofs
+    meta = {"device": device, "date": "2026-01-02T00:00:00", "command": "test", "notes": [], **_roofs(recs)}
+    if reference:
+        meta["reference"] = True
+    return Result("measure_roofline", recs, meta)
+
+
+def repeat_result():
+    recs = []
+    for variant in ("fused", "eager"):
+        for r in (1, 2, 4, 8, 16, 32, 64):
+            passes = 1 if variant == "fused" else r
+            seconds = max(1e-3, r / 16 * 1e-3) * (passes if variant == "eager" else 1)
+            recs.append({"variant": variant, "repeat": r, "n": 2 ** 20, "flops": r * 2 ** 20,
+                         "nbytes": 8 * passes * 2 ** 20, "seconds": seconds})
+    meta = {"device": CPU, "n": 2 ** 20, "dtype": "float32", "predicted_knee": 42.0,
+            "measured_knee": 16.0, "notes": []}
+    return Result("pointwise_repeat_sweep", recs, meta)
+
+
+def texts(fig):
+    out = []
+    for ax in fig.axes:
+        out += [t.get_text() for t in ax.texts]
+        out += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        legend = ax.get_legend()
+        if legend:
+            out += [t.get_text() for t in legend.get_texts()]
+    out += [t.get_text() for t in fig.texts]
+    if fig._suptitle is not None:
+        out.append(fig._suptitle.get_text())
+    return out
+
+
+def line_data(fig):
+    return [(tuple(map(tuple, line.get_xydata())), line.get_linestyle()) for ax in fig.axes for line in ax.lines]
+
+
+def test_roofline_axes_labels_and_title():
+    res = roofline_result()
+    fig = plot.roofline(SPEC, points=res, measured=res)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert "FLOP/byte" in ax.get_xlabel() and "TFLOP/s" in ax.get_ylabel()
+    assert "Test CPU" in ax.get_title() and "(measured on CPU)" in ax.get_title()
+    words = " ".join(texts(fig))
+    assert "spec sheet (NVIDIA A100 40GB)" in words and "measured roof" in words
+    assert "FP16 / BF16 tensor 312 TFLOP/s" in words        # equal ceilings share one label
+    assert "ridge 13 FLOP/byte" in words                     # 19.5 TFLOP/s / 1.5 TB/s (seed 002)
+    assert "triad 11.4 MiB" in words and "matmul n=512" in words
+    styles = {line.get_linestyle() for line in ax.lines}
+    assert "-" in styles and "--" in styles                  # spec solid, measured dashed
+
+
+def test_roofline_points_sit_at_their_intensity_and_rate():
+    res = roofline_result()
+    fig = plot.roofline(SPEC, points=res)
+    unit, scale = plot.flops_unit(312e12)
+    markers = [line for line in fig.axes[0].lines if line.get_marker() not in ("None", None, "")]
+    xy = sorted(tuple(m.get_xydata()[0]) for m in markers)
+    want = sorted((r["flops"] / r["nbytes"], r["flops"] / r["seconds"] / scale)
+                  for r in res.records if r["flops"])         # the copy has no FLOPs: skipped
+    assert [v for p in xy for v in p] == pytest.approx([v for p in want for v in p])
+
+
+def test_roofline_reference_style():
+    ref = roofline_result(device=GPU, reference=True)
+    fig = plot.roofline(SPEC, points=ref, measured=ref)
+    words = texts(fig)
+    assert any("(reference)" in w for w in words)
+    assert "reference run, 2026-01-02" in fig.axes[0].get_title()
+    hollow = [line for line in fig.axes[0].lines if line.get_marker() not in ("None", None, "")]
+    assert hollow and all(line.get_markerfacecolor() == "none" for line in hollow)
+
+
+def test_roofline_json_round_trip_replots_identically(tmp_path):
+    res = roofline_result()
+    back = Result.load(res.to_json(str(tmp_path / "r.json")))
+    a = plot.roofline(SPEC, points=res, measured=res)
+    b = plot.roofline(SPEC, points=back, measured=back)
+    assert line_data(a) == line_data(b) and texts(a) == texts(b)
+
+
+def test_roofline_bad_input():
+    with pytest.raises(TypeError, match="roof"):
+        plot.roofline("A100")
+    with pytest.raises(ValueError, match="needs a roof"):
+        plot.roofline(None)
+    with pytest.raises(ValueError, match="seconds"):
+        plot.roofline(SPEC, points=[{"flops": 1.0, "nbytes": 2.0}])
+
+
+def test_repeat_sweep_panels_and_knees(tmp_path):
+    res = repeat_result()
+    fig = plot.repeat_sweep(res)
+    assert len(fig.axes) == 3
+    for ax in fig.axes:
+        assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+        xs = [line.get_xdata()[0] for line in ax.lines if len(line.get_xdata()) == 2
+              and line.get_xdata()[0] == line.get_xdata()[1]]
+        assert 42.0 in xs and 16.0 in xs                     # predicted and measured knee
+    assert "GB/s" in fig.axes[2].get_ylabel() and "FLOP/s" in fig.axes[1].get_ylabel()
+    assert "(measured on CPU)" in fig._suptitle.get_text()
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels[:2] == ["fused", "eager"] and any("roofline knee" in t for t in labels)
+    back = Result.load(res.to_json(str(tmp_path / "p.json")))
+    assert line_data(plot.repeat_sweep(back)) == line_data(fig)
+
+
+def test_bandwidth_vs_size_marks_caches_and_peak():
+    recs = [{"working_set": ws, "nbytes": ws, "seconds": ws / 30e9, "gbps": 30.0} for ws in
+            (4096, 65536, 2 ** 20, 2 ** 26)]
+    res = Result("bandwidth_vs_size", recs, {"device": CPU, "caches": {"L1d": 32768, "L2": 2 ** 19,
+                                                                       "L3": 2 ** 25}})
+    fig = plot.bandwidth_vs_size(res)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and "GB/s" in ax.get_ylabel() and "bytes" in ax.get_xlabel()
+    words = texts(fig)
+    assert {"L1d 32 KiB", "L2 512 KiB", "L3 32 MiB"} <= set(words)
+    assert any("DRAM peak, measured (20 GB/s)" in w for w in words)
+    fig.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert "1 MiB" in ticks and "4 KiB" in ticks
+
+
+def test_matmul_vs_size_peak_line():
+    recs = [{"n": n, "dtype": "float32", "flops": 2 * n ** 3, "seconds": 2 * n ** 3 / 5e10,
+             "peak_flops": 1e11} for n in (64, 128, 256)]
+    res = Result("matmul_vs_size", recs, {"device": CPU})
+    fig = plot.matmul_vs_size(res)
+    ax = fig.axes[0]
+    assert "GFLOP/s" in ax.get_ylabel() and ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    horizontal = [line for line in ax.lines if line.get_linestyle() == "--"]
+    assert horizontal and horizontal[0].get_ydata()[0] == pytest.approx(100.0)
+    frac = plot.matmul_vs_size(res, fraction=True)
+    data = frac.axes[0].lines[0].get_ydata()
+    assert list(data) == pytest.approx([0.5, 0.5, 0.5])
+
+
+def test_sweep_generic_and_bad_columns():
+    recs = [{"size": s, "seconds": s * 1e-9, "library": lib} for s in (10, 100, 1000) for lib in ("a", "b")]
+    fig = plot.sweep(recs, "size", "seconds", hue="library")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
+    assert ax.get_xscale() == "log" and "time" in ax.get_ylabel()
+    fig2 = plot.sweep(recs, "size", "seconds", logx=False, logy=False, xlabel="X", ylabel="Y")
+    assert fig2.axes[0].get_xscale() == "linear" and fig2.axes[0].get_xlabel() == "X"
+    with pytest.raises(ValueError, match="not a column"):
+        plot.sweep(recs, "size", "gbps")
+    with pytest.raises(TypeError, match="Result"):
+        plot.sweep(42, "size", "seconds")
+
+
+def test_units():
+    assert plot.flops_unit(2e12) == ("TFLOP/s", 1e12) and plot.flops_unit(5e9) == ("GFLOP/s", 1e9)
+    assert plot.format_bytes(1536) == "1.5 KiB" and plot.format_bytes(2 ** 30) == "1 GiB"
+    assert plot.format_rate(1.5e12, "B/s") == "1.5 TB/s"
+    assert plot.format_rate(900e9, "B/s") == "900 GB/s"
+
+
+def test_explorer_static_and_interactive():
+    from brrr import widgets
+    fig = widgets.roofline_explorer(static=True, intensity=0.25)
+    assert isinstance(fig, matplotlib.figure.Figure)
+    assert any("memory-bound" in t for t in texts(fig))
+    line = widgets.explain(SPEC, intensity=100.0, nbytes=1e9)
+    assert line.startswith("compute-bound") and "above the ridge" in line
+    box = widgets._interactive(SPEC, 1.0, 1e9)
+    assert len(box.children) == 6                                # 4 sliders, readout, figure
+    box.children[0].value = 0.01                                 # move the intensity slider
+    assert "memory-bound" in box.children[4].value
+    with pytest.raises(TypeError, match="roof"):
+        widgets.roofline_explorer(roof="A100", static=True)
+    with pytest.raises(ValueError, match="intensity"):
+        widgets.roofline_explorer(intensity=-1, static=True)
