@@ -1,0 +1,129 @@
+"""Compute: how many FLOP/s this device reaches with matmuls and with everything else.
+
+A GPU has two kinds of arithmetic units: tensor cores, which only multiply
+small matrices, and general (CUDA-core) units for everything else. Horace He's
+article (seed 002) puts an A100 at 312 TFLOP/s on the first and 19.5 TFLOP/s
+on the second, about 16x apart. :func:`elementwise_vs_matmul` measures the
+same gap live, on four operations:
+
+* ``x * 2``: one elementwise multiply per element, memory-bound;
+* a fused chain of ``repeat`` multiply-adds per element (``brrr.kernels.chain``
+  with ``op='fma'``): elementwise, but with enough arithmetic per byte to be
+  compute-bound, so it shows the best FLOP/s of non-matmul math;
+* an FP32 matmul on general math;
+* on a GPU with tensor cores, the same matmul in FP16 on tensor cores.
+
+FLOPs are counted, never estimated from time: a matmul of an (M, K) by a
+(K, N) matrix does 2 M N K of them (see :func:`matmul_flops`).
+"""
+from __future__ import annotations
+
+from .. import config
+from ..device import device as live_device
+from ..results import Result, provenance
+from ..timing import bench
+from . import _arrays
+from .matmul import matmul_library, _matmul_fn, _tf32
+
+KINDS = ("elementwise x * 2", "elementwise fused FMA chain", "matmul FP32", "matmul FP16 tensor cores")
+
+
+def matmul_flops(m: int, n: int, k: int) -> int:
+    """FLOPs of an (m, k) @ (k, n) matmul: m*n outputs, each k multiplies and k adds."""
+    for name, value in (("m", m), ("n", n), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return 2 * m * n * k
+
+
+def _defaults(dev, quick):
+    if dev.backend == "cuda":
+        return (2 ** 24, 4096, 512) if quick else (2 ** 26, 8192, 1024)
+    return (2 ** 20, 512, 128) if quick else (2 ** 22, 1024, 512)
+
+
+def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: int = None,
+                          tensor_cores: bool = True) -> Result:
+    """FLOP/s of elementwise work and of matmuls on the live device (float32; FP16 on tensor cores).
+
+    Parameters
+    ----------
+    n_elements : elements of the elementwise tensors (default 2^26 on a GPU, 2^22 on the
+        CPU; quick mode: 2^24 / 2^20).
+    matmul_n : side of the square matmuls (default 8192 GPU, 1024 CPU; quick: 4096 / 512).
+    repeat : multiply-adds per element in the fused chain (default 1024 GPU, 512 CPU;
+        quick: 512 / 128); large enough to make the chain compute-bound.
+    tensor_cores : also time an FP16 matmul on tensor cores where the GPU has them.
+
+    Records: kind (one of :data:`KINDS`), library, dtype, tensor_cores, flops,
+    nbytes, seconds, gflops, gbps, intensity (FLOP/byte) and ``peak_flops``, the
+    spec (GPU) or measured (CPU) peak for that kind of math. ``meta['gap']`` is
+    the best matmul FLOP/s divided by the best elementwise FLOP/s.
+    """
+    if not isinstance(tensor_cores, bool):
+        raise TypeError(f"tensor_cores must be True or False, got {tensor_cores!r}")
+    dev = live_device()
+    d_elems, d_side, d_repeat = _defaults(dev, config.quick_mode())
+    n_elements = d_elems if n_elements is None else _arrays.check_sizes("n_elements", [n_elements])[0]
+    matmul_n = d_side if matmul_n is None else _arrays.check_sizes("matmul_n", [matmul_n])[0]
+    repeat = d_repeat if repeat is None else _arrays.check_sizes("repeat", [repeat])[0]
+    result = Result("elementwise_vs_matmul", meta=provenance(
+        f"brrr.experiments.elementwise_vs_matmul(n_elements={n_elements}, matmul_n={matmul_n}, "
+        f"repeat={repeat})", notes=[], quick=config.quick_mode()))
+    notes = result.meta["notes"]
+
+    def record(kind, lib, dtype, tc, t, flops, nbytes, peak):
+        fields = _arrays.timing_fields(t, nbytes, flops)
+        result.records.append({"device": dev.name, "backend": dev.backend, "kind": kind, "library": lib,
+                               "dtype": dtype, "tensor_cores": tc, **fields, "peak_flops": peak,
+                               "fraction_of_peak": fields["gflops"] * 1e9 / peak})
+
+    # Elementwise: brrr.kernels (Numba on the CPU, CUDA via CuPy) where it runs, else the array library.
+    lib = _arrays.library(dev)
+    item = 4
+    general = dev.peak_flops("float32", False)
+    x = _arrays.full(n_elements, 1.0, "float32", lib, dev.backend)
+    out = _arrays.full(n_elements, 0.0, "float32", lib, dev.backend)
+    kernels, why = _arrays.try_kernels()
+    if kernels is not None and lib in ("numpy", "cupy"):
+        t = bench(lambda: kernels.chain(x, 1, op="mul", fused=True, out=out, c=2.0), min_samples=3,
+                  nbytes=2 * n_elements * item, flops=n_elements)
+        record(KINDS[0], "brrr.kernels", "float32", False, t, n_elements, 2 * n_elements * item, general)
+        flops = 2 * repeat * n_elements
+        t = bench(lambda: kernels.chain(x, repeat, op="fma", fused=True, out=out), min_samples=3,
+                  nbytes=2 * n_elements * item, flops=flops)
+        record(KINDS[1], "brrr.kernels", "float32", False, t, flops, 2 * n_elements * item, general)
+    else:
+        scale = _arrays.scaler(lib)
+        t = bench(scale, out, x, min_samples=3, nbytes=2 * n_elements * item, flops=n_elements)
+        record(KINDS[0], lib, "float32", False, t, n_elements, 2 * n_elements * item, general)
+        notes.append(f"fused FMA chain skipped: it needs brrr.kernels on NumPy or CuPy arrays ({why or lib})")
+    del x, out
+
+    # Matmuls: general FP32, then FP16 on tensor cores where the GPU has them.
+    plans = [("float32", False)]
+    if tensor_cores and dev.backend == "cuda" and dev.has_tensor_cores("float16"):
+        plans.append(("float16", True))
+    elif tensor_cores:
+        notes.append(f"no tensor cores on {dev.name}: only general-math matmuls were timed")
+    for dtype, tc in plans:
+        mlib = matmul_library(dev, dtype)
+        a = _arrays.full((matmul_n, matmul_n), 1.0, dtype, mlib, dev.backend)
+        b = _arrays.full((matmul_n, matmul_n), 1.0, dtype, mlib, dev.backend)
+        c = _arrays.full((matmul_n, matmul_n), 0.0, dtype, mlib, dev.backend)
+        flops = matmul_flops(matmul_n, matmul_n, matmul_n)
+        nbytes = 3 * matmul_n ** 2 * _arrays.itemsize(dtype)
+        with _tf32(mlib, False):
+            t = bench(_matmul_fn(mlib), a, b, c, min_samples=3, nbytes=nbytes, flops=flops)
+        record(KINDS[2] if not tc else KINDS[3], mlib, dtype, tc, t, flops, nbytes,
+               dev.peak_flops(dtype, tc))
+        del a, b, c
+
+    best = {"matmul": 0.0, "elementwise": 0.0}
+    for rec in result.records:
+        group = "matmul" if rec["kind"].startswith("matmul") else "elementwise"
+        best[group] = max(best[group], rec["gflops"])
+    result.meta["gap"] = best["matmul"] / best["elementwise"] if best["elementwise"] else None
+    result.meta["spec_gap"] = (dev.peak_flops("float16", True) / general
+                               if dev.backend == "cuda" and dev.spec is not None else None)
+    return result

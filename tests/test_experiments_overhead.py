@@ -1,0 +1,202 @@
+"""brrr.experiments.overhead: records, fits and verdicts (never speed)."""
+import math
+
+import pytest
+
+import brrr
+from brrr.experiments import overhead as ov
+from brrr.results import Result
+
+ON_GPU = brrr.device().backend == "cuda"
+
+
+def test_time_vs_size_records_are_consistent():
+    sizes = [1, 16, 256]
+    r = ov.time_vs_size(("numpy", "torch"), sizes=sizes, op="add", budget=0.01, progress=False)
+    assert len(r) == 2 * len(sizes)
+    for rec in r.records:
+        assert rec["op"] == "add" and rec["dtype"] == "float32"
+        assert rec["nbytes"] == 3 * 4 * rec["size"]          # two reads, one write of float32
+        assert 0 < rec["min_seconds"] <= rec["seconds"]
+        assert rec["iqr_seconds"] >= 0 and rec["calls_per_sample"] >= 1
+    assert {rec["library"] for rec in r.records} == {"numpy", "torch"}
+    assert [rec["size"] for rec in r.records if rec["library"] == "numpy"] == sizes
+    assert all(rec["backend"] == "cpu" for rec in r.records if rec["library"] == "numpy")
+    Result.from_dict(r.to_dict())  # plain data
+
+
+def test_time_vs_size_cos_counts_one_read():
+    r = ov.time_vs_size("numpy", sizes=[8], op="cos", dtype="float64", budget=0.01, progress=False)
+    assert r.records[0]["nbytes"] == 2 * 8 * 8
+
+
+@pytest.mark.skipif(ON_GPU, reason="checks the CPU-only behaviour")
+def test_cupy_is_skipped_with_a_note_without_gpu():
+    r = ov.time_vs_size(("numpy", "cupy"), sizes=[4], budget=0.01, progress=False)
+    assert {rec["library"] for rec in r.records} == {"numpy"}
+    assert any("cupy skipped" in note for note in r.meta["notes"])
+
+
+@pytest.mark.gpu
+def test_cupy_runs_on_gpu():
+    r = ov.time_vs_size(("cupy", "torch"), sizes=[4, 4096], budget=0.01, progress=False)
+    assert {rec["backend"] for rec in r.records} == {"cuda"}
+    assert len(r) == 4
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(libraries=("numpy", "jax")), ValueError),
+    (dict(op="tanh"), ValueError),
+    (dict(dtype="int8"), ValueError),
+    (dict(sizes=[]), ValueError),
+    (dict(sizes=[0, 4]), ValueError),
+    (dict(sizes=[2.5]), ValueError),
+    (dict(sizes=7), TypeError),
+])
+def test_time_vs_size_rejects_bad_input(kwargs, error):
+    with pytest.raises(error):
+        ov.time_vs_size(**{"libraries": ("numpy",), "sizes": [4], **kwargs})
+
+
+def _synthetic(overhead, per_element, sizes, library="numpy"):
+    return Result("time_vs_size", records=[
+        {"library": library, "backend": "cpu", "size": n, "seconds": overhead + per_element * n}
+        for n in sizes])
+
+
+def test_fit_overhead_recovers_a_linear_model():
+    sizes = [2 ** k for k in range(0, 25)]
+    fit = ov.fit_overhead(_synthetic(2e-6, 1e-10, sizes), "numpy")
+    assert fit["overhead"] == pytest.approx(2e-6, rel=1e-3)
+    assert fit["per_element"] == pytest.approx(1e-10, rel=1e-3)
+    assert fit["crossover"] == pytest.approx(2e4, rel=1e-2)
+
+
+def test_fit_overhead_needs_records():
+    with pytest.raises(ValueError, match="library='torch'"):
+        ov.fit_overhead(_synthetic(1e-6, 1e-9, [1, 2, 4, 8]), "torch")
+
+
+def test_python_ops_per_second():
+    r = ov.python_ops_per_second(number=2000, repeat=2)
+    assert len(r) == len(ov.PYTHON_OPS)
+    peak = r.meta["peak_flops"]
+    for rec in r.records:
+        assert rec["ops_per_second"] == pytest.approx(1 / rec["seconds_per_op"])
+        assert rec["flops_meanwhile"] == pytest.approx(rec["seconds_per_op"] * peak)
+    with pytest.raises(ValueError):
+        ov.python_ops_per_second(number=0)
+
+
+def test_async_demo_records():
+    r = ov.async_demo("numpy", n=64, calls=3)
+    stages = {rec["stage"]: rec for rec in r.records}
+    assert set(stages) == {"returned", "finished"}
+    assert 0 < stages["returned"]["seconds"] <= stages["finished"]["seconds"]
+    assert stages["finished"]["flops"] == 2 * 64 ** 3 * 3
+    with pytest.raises(ValueError):
+        ov.async_demo("numpy", n=64, calls=0)
+    with pytest.raises(ValueError):
+        ov.async_demo("jax")
+
+
+@pytest.mark.skipif(ON_GPU, reason="checks the CPU-only behaviour")
+def test_async_demo_cupy_needs_gpu():
+    with pytest.raises(RuntimeError, match="cupy"):
+        ov.async_demo("cupy")
+
+
+@pytest.mark.gpu
+def test_async_demo_gpu_returns_early():
+    r = ov.async_demo(calls=20)
+    stages = {rec["stage"]: rec["seconds"] for rec in r.records}
+    assert stages["returned"] < stages["finished"]
+
+
+def test_double_the_batch_ratios_follow_the_times():
+    sizes = [1, 2, 4, 8]
+    calls = []
+
+    def factory(size):
+        calls.append(size)
+        return lambda: sum(range(size * 50))
+
+    r = ov.double_the_batch(factory, sizes, backend="cpu", budget=0.01, progress=False)
+    assert calls == sizes
+    recs = r.records
+    assert [rec["size"] for rec in recs] == sizes
+    assert recs[0]["time_ratio"] is None and recs[0]["size_ratio"] is None
+    for prev, rec in zip(recs, recs[1:]):
+        assert rec["time_ratio"] == pytest.approx(rec["seconds"] / prev["seconds"])
+        assert rec["size_ratio"] == 2
+
+
+def test_double_the_batch_rejects_bad_input():
+    with pytest.raises(TypeError):
+        ov.double_the_batch("not callable", [1, 2])
+    with pytest.raises(ValueError, match="increasing"):
+        ov.double_the_batch(lambda n: (lambda: None), [4, 2])
+    with pytest.raises(TypeError, match="callable"):
+        ov.double_the_batch(lambda n: 42, [1, 2], progress=False)
+
+
+def test_mlp_factory_runs_forward():
+    forward = ov.mlp_factory(width=8, depth=2, device="cpu")(3)
+    assert tuple(forward().shape) == (3, 8)
+    with pytest.raises(ValueError):
+        ov.mlp_factory(width=0)
+
+
+@pytest.mark.parametrize("ratio, verdict", [(1.05, "overhead-bound"), (1.5, "in between"),
+                                            (1.95, "work-bound")])
+def test_batch_verdict(ratio, verdict):
+    assert ov.batch_verdict(ratio) == verdict
+
+
+def test_batch_verdict_rejects_nonsense():
+    with pytest.raises(ValueError):
+        ov.batch_verdict(-1.0)
+    with pytest.raises(ValueError):
+        ov.batch_verdict(1.2, size_ratio=1)
+
+
+@pytest.mark.skipif(ON_GPU, reason="checks the CPU-only behaviour")
+def test_reduce_overhead_demo_skips_without_gpu():
+    r = ov.reduce_overhead_demo(size=16, n_ops=2)
+    assert len(r) == 0
+    assert any("CUDA" in note for note in r.meta["notes"])
+    with pytest.raises(ValueError):
+        ov.reduce_overhead_demo(size=0)
+
+
+@pytest.mark.gpu
+def test_reduce_overhead_demo_on_gpu():
+    r = ov.reduce_overhead_demo(size=256, n_ops=4, compile=False, budget=0.05)
+    assert [rec["variant"] for rec in r.records] == ["eager", "CUDA graph"]
+    assert all(rec["seconds"] > 0 and not math.isnan(rec["seconds"]) for rec in r.records)
+
+
+def test_limit_torch_threads_restores():
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    with ov.limit_torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with ov.limit_torch_threads(None):
+        assert torch.get_num_threads() == before
+    with pytest.raises(ValueError):
+        with ov.limit_torch_threads(0):
+            pass
+    r = ov.time_vs_size("torch", sizes=[4], budget=0.01, progress=False, torch_threads=1)
+    assert r.meta["torch_threads"] == 1 and torch.get_num_threads() == before
+
+
+def test_double_the_batch_statistic():
+    factory = lambda size: (lambda: sum(range(size * 50)))  # noqa: E731
+    r = ov.double_the_batch(factory, [1, 2], backend="cpu", budget=0.01, progress=False)
+    for rec in r.records:
+        assert rec["statistic"] == "min" and rec["seconds"] == rec["min_seconds"] <= rec["median_seconds"]
+    r = ov.double_the_batch(factory, [1, 2], backend="cpu", budget=0.01, progress=False, statistic="median")
+    assert all(rec["seconds"] == rec["median_seconds"] for rec in r.records)
+    with pytest.raises(ValueError, match="statistic"):
+        ov.double_the_batch(factory, [1, 2], statistic="mean")
