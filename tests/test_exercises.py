@@ -1,0 +1,136 @@
+"""The graded exercises: masters, generated student notebooks, and their scores under otter."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import build_exercises  # noqa: E402
+
+STEMS = ["01_compute", "02_memory_bandwidth", "03_overhead", "04_fusion", "05_recomputation",
+         "06_intensity_of_networks", "07_diagnosing_a_model"]
+MARKERS = ["# SOLUTION", "BEGIN SOLUTION", "END SOLUTION", "BEGIN QUESTION", "END QUESTION",
+           "BEGIN TESTS", "END TESTS", "ASSIGNMENT CONFIG", "TEST CONFIG", "otter_assign_solution_cell"]
+
+
+def _cells(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["cells"]
+
+
+def _source(cell):
+    s = cell["source"]
+    return "".join(s) if isinstance(s, list) else s
+
+
+def _solution_lines(master):
+    """Lines of solution code in a master notebook (marked lines and BEGIN/END blocks)."""
+    lines, inside = [], False
+    for cell in _cells(master):
+        if cell["cell_type"] != "code":
+            continue
+        for line in _source(cell).splitlines():
+            s = line.strip()
+            if s.endswith("# END SOLUTION"):
+                inside = False
+            elif inside:
+                lines.append(s)
+            elif s.endswith("# BEGIN SOLUTION"):
+                inside = True
+            elif s.endswith("# SOLUTION"):
+                lines.append(s[: -len("# SOLUTION")].strip())
+    return [line for line in lines if len(line) >= 12]
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_layout(stem):
+    assert os.path.isfile(os.path.join(ROOT, "solutions", stem, f"{stem}.ipynb"))
+    ex = os.path.join(ROOT, "exercises", stem)
+    for name in (f"{stem}.ipynb", "tests.zip", f"{stem}-autograder.zip"):
+        assert os.path.isfile(os.path.join(ex, name)), name
+    questions = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ex, "tests", "q*.py")))
+    assert 3 <= len(questions) <= 6
+    with zipfile.ZipFile(os.path.join(ex, "tests.zip")) as z:
+        assert sorted(z.namelist()) == questions
+        for q in questions:  # the zip the setup cell downloads holds the same public tests
+            with open(os.path.join(ex, "tests", q), "rb") as f:
+                assert z.read(q) == f.read()
+    with zipfile.ZipFile(os.path.join(ex, f"{stem}-autograder.zip")) as z:
+        assert sorted(n for n in z.namelist() if n.startswith("tests/")) == [f"tests/{q}" for q in questions]
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_student_notebook_has_no_solutions(stem):
+    path = os.path.join(ROOT, "exercises", stem, f"{stem}.ipynb")
+    text = open(path, encoding="utf-8").read()
+    for marker in MARKERS:
+        assert marker not in text, f"{marker!r} left in {path}"
+    body = "\n".join(_source(c) for c in _cells(path))
+    solutions = _solution_lines(os.path.join(ROOT, "solutions", stem, f"{stem}.ipynb"))
+    assert solutions, "the master should have solution lines"
+    for line in solutions:
+        assert line not in body, f"solution line {line!r} reached the student notebook"
+    assert all(not c.get("outputs") for c in _cells(path) if c["cell_type"] == "code")
+    # public tests only: hidden cases stay in the autograder zip
+    for test in glob.glob(os.path.join(ROOT, "exercises", stem, "tests", "*.py")):
+        assert "hidden=True" not in open(test, encoding="utf-8").read()
+    with zipfile.ZipFile(os.path.join(ROOT, "exercises", stem, f"{stem}-autograder.zip")) as z:
+        hidden = [n for n in z.namelist() if n.startswith("tests/") and b"hidden=True" in z.read(n)]
+    assert hidden, "every exercise should have hidden test cases in its autograder"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_setup_cell(stem):
+    code = [_source(c) for c in _cells(os.path.join(ROOT, "exercises", stem, f"{stem}.ipynb"))
+            if c["cell_type"] == "code"]
+    setup = code[0]
+    assert '"google.colab" in sys.modules' in setup and "%pip install" in setup
+    assert f'public_tests("{stem}")' in setup
+    # tests_dir is passed explicitly, never the notebook's file name (browsers rename downloads)
+    assert re.search(r"otter\.Notebook\(tests_dir=", setup)
+    assert f"{stem}.ipynb" not in setup
+
+
+@pytest.mark.slow
+def test_exercises_are_not_stale():
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "build_exercises.py"), "--check"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="session")
+def solved(tmp_path_factory):
+    return build_exercises.solution_notebooks(str(tmp_path_factory.mktemp("solutions")))
+
+
+@pytest.fixture
+def quick(monkeypatch):
+    monkeypatch.setenv("BRRR_QUICK", "1")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", STEMS)
+def test_solution_scores_full_marks(stem, solved, quick):
+    from brrr.grade import grade
+    rows = grade(stem, [solved[stem]], timeout=400)
+    assert rows and all(r["possible"] > 0 for r in rows)
+    for r in rows:
+        assert r["score"] == r["possible"], r
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", STEMS)
+def test_blank_scores_below_full_marks(stem, quick):
+    from brrr.grade import grade
+    blank = os.path.join(ROOT, "exercises", stem, f"{stem}.ipynb")
+    rows = grade(stem, [blank], timeout=400)
+    assert len(rows) == len(glob.glob(os.path.join(ROOT, "exercises", stem, "tests", "q*.py")))
+    for r in rows:
+        assert r["score"] < r["possible"], r
+        assert "untouched blank" in r["reason"]
