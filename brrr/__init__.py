@@ -14,7 +14,7 @@ from .roofline import Roofline, arithmetic_intensity
 from .results import Result
 from . import specs
 
-_LAZY = {"kernels", "experiments", "plot", "widgets", "intensity", "models", "profiler", "cli", "grade"}
+_LAZY = {"kernels", "experiments", "plot", "widgets", "intensity", "models", "profiler", "transformer", "cli", "grade"}
 
 
 def __getattr__(name):

@@ -1,0 +1,664 @@
+"""A roofline profiler for PyTorch models: one row per operator, PyProf-style.
+
+``profile(model, *inputs)`` runs the model once under a ``TorchDispatchMode``
+that records every ATen operator it reaches (``aten.addmm``, ``aten._softmax``,
+...) with its arguments. Then each recorded call is *replayed on its own* with
+:func:`brrr.bench`, so every row has a measured time, on the CPU and on a GPU
+alike. Beside the time go the operator's FLOPs and bytes, its arithmetic
+intensity, the roofline time ``max(t_math, t_mem)`` on the live device, the
+efficiency (roofline time / measured time) and the regime.
+
+Why replay rather than ``torch.profiler``? The profiler's rows nest (``aten::linear``
+contains ``aten::addmm``), on a GPU its kernel times must be matched to operators
+through correlation ids, and one run gives one sample per op. Replaying each
+recorded call gives a distribution per op with the same timer as the rest of the
+book, and needs nothing device-specific. The price: an op runs out of context
+(see ``cache`` below), and time the model spends between ops (Python, autograd
+bookkeeping) is not in any row; ``table.attrs['model_seconds']`` holds the
+whole model's measured time for comparison with ``table.seconds.sum()``.
+
+Counting conventions (documented so the numbers can be checked by hand):
+
+* **FLOPs.** Matmul-like ops (mm, addmm, bmm, baddbmm, convolution, attention)
+  use PyTorch's own formulas (``torch.utils.flop_counter``): 2·M·N·K for a matmul,
+  a multiply and an add per multiply-accumulate; addmm's bias add is not counted.
+  Other ops use per-element counts of our own, listed in :data:`PER_ELEMENT_FLOPS`:
+  1 FLOP per output element for a pointwise op (a transcendental such as ``exp``
+  or ``erf`` counts as one, as ``cos`` does in chapter 2), 5 for GELU (x/√2,
+  erf, +1, ×x, ×½), 5 per element for softmax (max, subtract, exp, sum, divide),
+  7 for layer/batch norm with affine weights (mean, subtract, square, sum,
+  scale by 1/σ, ×γ, +β), 1 per *input* element for a reduction, 0 for copies.
+* **Bytes** are the ideal unfused traffic: every distinct input tensor read once
+  plus every output written once, at its dtype's size. A broadcast (stride-0)
+  dimension counts once. Views (``view``, ``transpose``, ``expand``...) move no
+  data and are left out of the table unless ``views=True``, as are bare allocations
+  (``empty_like``). Ops that only write (``fill_``, ``zeros_like``, ``bernoulli_``)
+  count their output. Pooling counts one FLOP per window element per output.
+* **Categories** follow Ivanov et al. (2021): ``matmul`` (tensor contractions),
+  ``normalisation`` (layer/batch/group norm and softmax, their "statistical
+  normalisations"), ``elementwise`` (pointwise ops, dropout) and ``other``
+  (copies, reductions, factories, indexing).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from .roofline import Roofline, COMPUTE, MEMORY, OVERHEAD
+
+CATEGORIES = ("matmul", "normalisation", "elementwise", "other")
+
+COLUMNS = ["op", "phase", "module", "category", "input_shapes", "dtype", "flops", "bytes",
+           "intensity", "seconds", "roofline_seconds", "efficiency", "regime", "calls"]
+
+# FLOPs per output element (per input element for reductions). Anything pointwise
+# and not listed counts 1.
+PER_ELEMENT_FLOPS = {
+    "gelu": 5, "gelu_backward": 11,                   # 0.5·x·(1+erf(x/√2)) and its derivative
+    "silu": 4, "silu_backward": 7, "sigmoid": 3, "sigmoid_backward": 2, "tanh_backward": 2,
+    "_softmax": 5, "_log_softmax": 5,                 # max, subtract, exp, sum, divide (or log)
+    "_softmax_backward_data": 4, "_log_softmax_backward_data": 4,
+    "native_layer_norm": 7, "native_layer_norm_backward": 12,
+    "native_batch_norm": 7, "_native_batch_norm_legit": 7, "native_batch_norm_backward": 12,
+    "_native_batch_norm_legit_no_training": 4,        # running statistics: (x-μ)·(γ/σ)+β
+    "native_group_norm": 7, "native_group_norm_backward": 12, "_fused_rms_norm": 5,
+    "native_dropout": 2, "native_dropout_backward": 2,  # compare with p, scale
+    "addcmul": 2, "addcdiv": 2, "lerp": 3, "where": 1, "bernoulli_": 1,
+}
+
+_NORMALISATION = {"native_layer_norm", "native_layer_norm_backward", "native_batch_norm",
+                  "native_batch_norm_backward", "_native_batch_norm_legit",
+                  "_native_batch_norm_legit_no_training", "_native_batch_norm_legit_functional",
+                  "batch_norm_backward", "cudnn_batch_norm", "cudnn_batch_norm_backward",
+                  "miopen_batch_norm", "native_group_norm", "native_group_norm_backward",
+                  "_fused_rms_norm", "_fused_rms_norm_backward", "_softmax", "_log_softmax",
+                  "_softmax_backward_data", "_log_softmax_backward_data"}
+_MATMUL = {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "convolution", "_convolution",
+           "convolution_backward", "mkldnn_convolution", "cudnn_convolution", "_scaled_mm",
+           "addbmm", "dot", "mv", "addmv"}
+_ELEMENTWISE_EXTRA = {"native_dropout", "native_dropout_backward", "bernoulli_", "bernoulli",
+                      "where", "add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_"}
+_COPIES = {"clone", "copy_", "_to_copy", "contiguous", "_copy_from", "_copy_from_and_resize"}
+_WRITE_ONLY = {"fill_", "zero_", "zeros_like", "ones_like", "full_like", "zeros", "ones", "full",
+               "new_zeros", "new_ones", "new_full", "bernoulli_", "normal_", "uniform_",
+               "rand_like", "randn_like", "scalar_tensor"}
+_POOLING = {"max_pool2d_with_indices", "max_pool2d", "avg_pool2d", "max_pool3d_with_indices",
+            "avg_pool3d", "max_pool1d", "avg_pool1d"}
+_ALLOCATE_ONLY = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+
+
+@dataclass
+class _Call:
+    """One recorded operator call: what ran, on what, and in which phase."""
+    func: Any
+    args: tuple
+    kwargs: dict
+    phase: str
+    module: str
+    out: Any = None
+    is_view: bool = False
+
+
+# --- counting ----------------------------------------------------------------
+
+def _name(func) -> str:
+    return func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
+
+
+def _tensors(tree) -> list:
+    import torch
+    from torch.utils._pytree import tree_flatten
+    return [t for t in tree_flatten(tree)[0] if isinstance(t, torch.Tensor)]
+
+
+def _distinct(tensors) -> list:
+    seen, out = set(), []
+    for t in tensors:
+        if id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
+    return out
+
+
+def tensor_bytes(t) -> int:
+    """Bytes a tensor occupies once, a broadcast (stride-0) dimension counted once."""
+    elements = 1
+    for size, stride in zip(t.shape, t.stride()):
+        if stride != 0:
+            elements *= size
+    return elements * t.element_size()
+
+
+def count_bytes(func, args, kwargs, out) -> int:
+    """Ideal unfused bytes of one call: distinct inputs read once + outputs written once."""
+    name = _name(func)
+    if name in _ALLOCATE_ONLY:
+        return 0
+    written = sum(tensor_bytes(t) for t in _distinct(_tensors(out)))
+    if name in _WRITE_ONLY:
+        return written
+    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    read = sum(tensor_bytes(t) for t in _distinct(_tensors((args, kwargs))))
+    return read + written
+
+
+def _numel(tensors) -> int:
+    return sum(t.numel() for t in tensors)
+
+
+def count_flops(func, args, kwargs, out) -> int:
+    """FLOPs of one call: PyTorch's formula for matmul-like ops, else our per-element counts."""
+    from torch.utils.flop_counter import flop_registry
+    packet = getattr(func, "overloadpacket", None)
+    if packet in flop_registry:
+        return int(flop_registry[packet](*args, **kwargs, out_val=out))
+    name = _name(func)
+    category = categorise(func)
+    if name in _POOLING:
+        window = args[1] if len(args) > 1 else 1   # kernel size: one compare or add per window element
+        return _numel(_tensors(out)[:1]) * int(np.prod(window))
+    if name in _COPIES or name in _ALLOCATE_ONLY or category == "other" and not _is_reduction(func):
+        return 0
+    outputs = _tensors(out)
+    if name in ("native_layer_norm", "native_batch_norm", "_native_batch_norm_legit",
+                "_native_batch_norm_legit_no_training", "native_group_norm", "_fused_rms_norm",
+                "native_dropout"):
+        outputs = outputs[:1]                  # the normalised tensor; mean/rstd/mask are by-products
+    if name.endswith("_backward") and category == "normalisation":
+        outputs = outputs[:1]                  # grad_input; weight/bias grads are reductions on top
+    if _is_reduction(func):
+        return _numel(_tensors(args)[:1])      # one FLOP per element reduced
+    per_element = PER_ELEMENT_FLOPS.get(name, 1)
+    if name == "native_batch_norm" and len(args) > 5 and args[5] is False:
+        per_element = PER_ELEMENT_FLOPS["_native_batch_norm_legit_no_training"]  # eval mode
+    return per_element * _numel(outputs)
+
+
+def _is_reduction(func) -> bool:
+    import torch
+    return torch.Tag.reduction in getattr(func, "tags", ())
+
+
+def categorise(func) -> str:
+    """'matmul', 'normalisation', 'elementwise' or 'other' for an ATen operator."""
+    import torch
+    from torch.utils.flop_counter import flop_registry
+    name = _name(func)
+    if name in _MATMUL or getattr(func, "overloadpacket", None) in flop_registry \
+            or "scaled_dot_product" in name or "attention" in name:
+        return "matmul"
+    if name in _NORMALISATION:
+        return "normalisation"
+    if name in _COPIES or name in _ALLOCATE_ONLY:
+        return "other"
+    if name in _ELEMENTWISE_EXTRA or torch.Tag.pointwise in getattr(func, "tags", ()):
+        return "elementwise"
+    return "other"
+
+
+# --- recording -----------------------------------------------------------------
+
+def _recorder(calls: list, tracker, state: dict):
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_map
+
+    def keep(x):
+        return x.clone() if isinstance(x, torch.Tensor) else x
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            mutable = func._schema.is_mutable
+            # An in-place op would change its own inputs: keep a copy to replay it on.
+            saved_args, saved_kwargs = (tree_map(keep, args), tree_map(keep, kwargs)) if mutable \
+                else (args, kwargs)
+            out = func(*args, **kwargs)
+            is_view = False
+            if not mutable:
+                try:
+                    inputs = {t.untyped_storage().data_ptr() for t in _tensors((args, kwargs))}
+                    outs = [t.untyped_storage().data_ptr() for t in _tensors(out)]
+                    is_view = bool(outs) and all(p in inputs for p in outs)
+                except (RuntimeError, NotImplementedError):
+                    is_view = False
+            module = _innermost(tracker.parents)
+            calls.append(_Call(func, saved_args, saved_kwargs, state["phase"], module, out, is_view))
+            return out
+
+    return Recorder()
+
+
+def _innermost(parents) -> str:
+    """The deepest module active; where several tie (a backward pass through branches
+    that share an input, such as Q, K and V), their common parent."""
+    names = [p for p in parents if p != "Global"]
+    if not names:
+        return ""
+    depth = max(n.count(".") for n in names)
+    deepest = sorted({n for n in names if n.count(".") == depth})
+    if len(deepest) == 1:
+        return deepest[0]
+    common = []
+    for parts in zip(*(n.split(".") for n in deepest)):
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    return ".".join(common)
+
+
+def _run(model, inputs, backward: bool, calls: list):
+    """Run ``model(*inputs)`` (and ``out.sum().backward()``) under the recorder."""
+    import torch
+    from torch.utils.module_tracker import ModuleTracker
+    state = {"phase": "forward"}
+    with ModuleTracker() as tracker, _recorder(calls, tracker, state):
+        with torch.set_grad_enabled(backward):
+            out = model(*inputs)
+        if backward:
+            state["phase"] = "loss"
+            loss = _loss(out)
+            state["phase"] = "backward"
+            loss.backward()
+    return out
+
+
+def _loss(out):
+    import torch
+    parts = [t.float().sum() for t in _tensors(out)
+             if t.requires_grad and (t.is_floating_point() or t.is_complex())]
+    if not parts:
+        raise ValueError("backward=True needs a model output that requires grad "
+                         "(no output tensor does: are all parameters frozen?)")
+    loss = parts[0]
+    for part in parts[1:]:
+        loss = loss + part
+    return loss
+
+
+# --- timing ------------------------------------------------------------------------
+
+def _signature(call: _Call):
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    def sig(x):
+        if isinstance(x, torch.Tensor):
+            return ("T", tuple(x.shape), tuple(x.stride()), str(x.dtype), str(x.device))
+        return repr(x)
+
+    return (str(call.func), tuple(sig(x) for x in tree_flatten((call.args, call.kwargs))[0]))
+
+
+def _replayable(call: _Call):
+    import torch
+    from torch.utils._pytree import tree_map
+
+    def plain(x):
+        return x.detach() if isinstance(x, torch.Tensor) else x
+
+    args, kwargs = tree_map(plain, call.args), tree_map(plain, call.kwargs)
+    func = call.func
+
+    def run():
+        with torch.no_grad():
+            func(*args, **kwargs)
+    return run
+
+
+def _bench_kwargs(repeats, budget, cache, backend):
+    kw = dict(cache=cache, budget=budget, warmup=min(0.02, budget), backend=backend)
+    if repeats is not None:
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+            raise ValueError(f"repeats must be a positive integer or None, got {repeats!r}")
+        kw.update(min_samples=repeats, max_samples=repeats)
+    return kw
+
+
+def dispatch_overhead(dev=None, budget: float = 0.05) -> float:
+    """Seconds the host needs to issue one minimal PyTorch op (adding two one-element tensors).
+
+    Timed back to back on the host clock (``cache='hot'``, many calls per sample),
+    so on a GPU it is the Python + dispatch + launch cost per call, which CUDA
+    events around a single kernel would not show. An op whose ideal (roofline)
+    time is below this, or whose measured time is within 3x of it, is
+    overhead-bound: issuing it costs more than doing it.
+    """
+    import torch
+    from .device import device as live
+    from .timing import bench
+    dev = dev or live()
+    where = "cuda" if dev.backend == "cuda" else "cpu"
+    a = torch.ones(1, device=where)
+    b = torch.ones(1, device=where)
+    return bench(torch.add, a, b, cache="hot", backend="cpu", budget=budget).median
+
+
+def _roofline_for(dev, dtype: str, category: str, cache: dict) -> Roofline:
+    """The device roofline for this op: tensor-core roof for fp16/bf16 matmuls on a GPU."""
+    import torch
+    tensor_cores = False
+    if dev.backend == "cuda" and category == "matmul":
+        if dtype in ("float16", "bfloat16"):
+            tensor_cores = True
+        elif dtype == "float32" and torch.backends.cuda.matmul.allow_tf32:
+            tensor_cores = True
+    key = (dtype, tensor_cores)
+    if key not in cache:
+        roof_dtype = dtype if dtype in ("float64", "float32", "float16", "bfloat16") else "float32"
+        cache[key] = Roofline.from_device(dev, roof_dtype, tensor_cores)
+    return cache[key]
+
+
+def _dtype(call: _Call) -> str:
+    tensors = _tensors((call.args, call.kwargs)) or _tensors(call.out)
+    for t in tensors:
+        if t.is_floating_point():
+            return str(t.dtype).replace("torch.", "")
+    return str(tensors[0].dtype).replace("torch.", "") if tensors else "none"
+
+
+# --- the table -----------------------------------------------------------------------
+
+def _check(model, inputs):
+    import torch
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not inputs:
+        raise ValueError("profile(model, *inputs) needs at least one input tensor")
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"inputs must be torch.Tensor objects; input {i} is {type(x).__name__}")
+
+
+def _shapes(inputs) -> str:
+    return ", ".join(str(tuple(x.shape)) for x in inputs)
+
+
+def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = None,
+            cache: str = "flush", budget: float = 0.1, views: bool = False, measure: bool = True,
+            merge: bool = False):
+    """Profile ``model(*inputs)`` operator by operator; returns a pandas DataFrame.
+
+    Parameters
+    ----------
+    model : a ``torch.nn.Module``; it runs as it is (train or eval mode, its device).
+    inputs : the tensors to call it with.
+    backward : also run ``out.sum().backward()`` and add the backward ops
+        (``phase`` column: 'forward', 'loss' or 'backward'). Gradients the
+        parameters had before are put back afterwards.
+    repeats : samples per op (None: as many as ``budget`` allows).
+    cache : 'flush' (default) empties the last-level cache / L2 before every sample,
+        so each op reads its inputs from DRAM, which is what the roofline's memory
+        roof assumes; 'hot' leaves them cached (closer to a small model running
+        op after op, but then a memory-bound op can beat the DRAM roof).
+    budget : seconds of measuring per distinct op (a fifth in quick mode).
+    views : keep the ops that move no data (views such as ``transpose``, and bare
+        allocations such as ``empty_like``; pure dispatch overhead) as rows.
+    measure : False skips all timing (FLOPs and bytes only, fast).
+    merge : one row per distinct (op, shapes) with a ``calls`` count, summed.
+
+    Columns: op, phase, module, category, input_shapes, dtype, flops, bytes (ideal
+    unfused), intensity (FLOP/byte), seconds (median measured, one call),
+    roofline_seconds (max(t_math, t_mem) on this device), efficiency
+    (roofline_seconds / seconds), regime ('compute-bound', 'memory-bound',
+    'overhead-bound'), calls. ``table.attrs`` holds the device, the per-call
+    overhead used for the regime (:func:`dispatch_overhead`, seconds) and
+    ``model_seconds`` (one whole run of the model, measured like the ops).
+    """
+    import pandas as pd
+    from .device import device as live
+    from .timing import bench
+    _check(model, inputs)
+    if not isinstance(backward, bool):
+        raise TypeError(f"backward must be True or False, got {backward!r}")
+    if cache not in ("flush", "hot"):
+        raise ValueError(f"cache must be 'flush' or 'hot', got {cache!r}")
+    bench_kw = _bench_kwargs(repeats, budget, cache, None)
+
+    saved_grads = [(p, p.grad) for p in model.parameters()]
+    calls: list = []
+    try:
+        _run(model, inputs, backward, calls)
+    except ValueError as exc:
+        if "backward=True" in str(exc):
+            raise
+        raise ValueError(f"the model ({type(model).__name__}) failed on inputs of shape "
+                         f"{_shapes(inputs)}: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - re-raised with the shapes that caused it
+        raise ValueError(f"the model ({type(model).__name__}) failed on inputs of shape "
+                         f"{_shapes(inputs)}: {type(exc).__name__}: {exc}") from exc
+    finally:
+        for p, g in saved_grads:
+            p.grad = g
+
+    dev = live()
+    roofs: dict = {}
+    overhead = dispatch_overhead(dev) if measure else None
+    timed: dict = {}
+    rows = []
+    for call in calls:
+        if (call.is_view or _name(call.func) in _ALLOCATE_ONLY) and not views:
+            continue
+        if call.is_view:  # a new header on the same memory: no FLOPs, no bytes
+            flops = nbytes = 0
+        else:
+            flops = count_flops(call.func, call.args, call.kwargs, call.out)
+            nbytes = count_bytes(call.func, call.args, call.kwargs, call.out)
+        category = categorise(call.func)
+        dtype = _dtype(call)
+        roof = _roofline_for(dev, dtype, category, roofs)
+        seconds = math.nan
+        if measure:
+            key = _signature(call)
+            if key not in timed:
+                try:
+                    timed[key] = bench(_replayable(call), **bench_kw).median
+                except Exception:  # noqa: BLE001 - an op that cannot be replayed keeps NaN
+                    timed[key] = math.nan
+            seconds = timed[key]
+        t_roof = float(roof.time(flops, nbytes))
+        if seconds > 0:
+            regime = roof.with_ceilings(overhead=overhead).regime(flops, nbytes, seconds)
+            efficiency = t_roof / seconds
+        else:
+            regime = roof.regime(flops, nbytes) if flops or nbytes else OVERHEAD
+            efficiency = math.nan
+        rows.append({
+            "op": str(call.func).replace("aten.", "").replace(".default", ""),
+            "phase": call.phase, "module": call.module, "category": category,
+            "input_shapes": tuple(tuple(t.shape) for t in _tensors((call.args, call.kwargs))),
+            "dtype": dtype, "flops": flops, "bytes": nbytes,
+            "intensity": flops / nbytes if nbytes else math.nan,
+            "seconds": seconds, "roofline_seconds": t_roof, "efficiency": efficiency,
+            "regime": regime, "calls": 1})
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    if merge and len(table):
+        table = _merge(table)
+    table.attrs.update({"device": dev.name, "backend": dev.backend, "overhead_seconds": overhead,
+                        "cache": cache, "backward": backward, "model_seconds": math.nan})
+    if measure:
+        table.attrs["model_seconds"] = _time_model(model, inputs, backward, bench_kw)
+    return table
+
+
+def _time_model(model, inputs, backward, bench_kw) -> float:
+    """Median seconds of one whole forward (+ backward) pass, measured like the ops."""
+    import torch
+    from .timing import bench
+    params = [(p, p.grad) for p in model.parameters()]
+
+    def step():
+        with torch.set_grad_enabled(backward):
+            out = model(*inputs)
+            if backward:
+                _loss(out).backward()
+                for p in model.parameters():
+                    p.grad = None
+    try:
+        return bench(step, **{**bench_kw, "budget": max(bench_kw["budget"], 0.2)}).median
+    finally:
+        for p, g in params:
+            p.grad = g
+
+
+def _merge(table):
+    keys = ["op", "phase", "module", "category", "input_shapes", "dtype"]
+    merged = table.groupby(keys, sort=False, dropna=False).agg(
+        flops=("flops", "sum"), bytes=("bytes", "sum"), seconds=("seconds", "sum"),
+        roofline_seconds=("roofline_seconds", "sum"), calls=("calls", "sum"),
+        regime=("regime", "first")).reset_index()
+    merged["intensity"] = merged.flops / merged.bytes.where(merged.bytes > 0)
+    merged["efficiency"] = merged.roofline_seconds / merged.seconds
+    return merged[COLUMNS]
+
+
+def category_totals(table, by_phase: bool = False):
+    """FLOPs, bytes and time per category, with each one's share of the total.
+
+    Returns a DataFrame indexed by category (matmul, normalisation, elementwise,
+    other; or by phase and category) with columns flops, bytes, seconds, ops,
+    flop_share, byte_share, time_share (fractions of 1) and flops_per_second
+    (achieved FLOP/s of the category as a whole).
+    """
+    import pandas as pd
+    missing = {"category", "flops", "bytes", "seconds"} - set(getattr(table, "columns", ()))
+    if missing:
+        raise ValueError(f"table must be a brrr.profile() DataFrame; it lacks {sorted(missing)}")
+    keys = ["phase", "category"] if by_phase else ["category"]
+    totals = table.groupby(keys).agg(flops=("flops", "sum"), bytes=("bytes", "sum"),
+                                     seconds=("seconds", "sum"), ops=("calls", "sum"))
+    if not by_phase:
+        totals = totals.reindex([c for c in CATEGORIES if c in totals.index])
+    grand = totals.sum()
+    totals["flop_share"] = totals.flops / grand.flops if grand.flops else math.nan
+    totals["byte_share"] = totals.bytes / grand.bytes if grand.bytes else math.nan
+    totals["time_share"] = totals.seconds / grand.seconds if grand.seconds > 0 else math.nan
+    totals["flops_per_second"] = totals.flops / totals.seconds.where(totals.seconds > 0)
+    return totals
+
+
+def regime_totals(table):
+    """Time and op count per regime (which remedy would pay most)."""
+    out = table.groupby("regime").agg(seconds=("seconds", "sum"), ops=("calls", "sum"))
+    out["time_share"] = out.seconds / out.seconds.sum()
+    return out.sort_values("seconds", ascending=False)
+
+
+def op_totals(table):
+    """One row per operator name: calls, FLOPs, bytes, seconds, share of time, usual regime."""
+    out = table.groupby("op", sort=False).agg(
+        category=("category", "first"), calls=("calls", "sum"), flops=("flops", "sum"),
+        bytes=("bytes", "sum"), seconds=("seconds", "sum"),
+        regime=("regime", lambda r: r.value_counts().index[0]))
+    out["time_share"] = out.seconds / out.seconds.sum()
+    return out.sort_values("seconds", ascending=False)
+
+
+def _si(value, unit: str) -> str:
+    if value is None or not np.isfinite(value):
+        return "–"
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def readable(table, rows: Optional[int] = None):
+    """A copy of a profile table for reading: units on FLOPs, bytes and times, rounded ratios."""
+    from .timing import format_seconds
+    out = table.head(rows) if rows else table.copy()
+    if "calls" in out and (out["calls"] == 1).all():
+        out = out.drop(columns=["calls"])
+    units = {"flops": lambda v: _si(v, "FLOP"), "bytes": lambda v: _si(v, "B"),
+             "seconds": lambda v: format_seconds(v) if np.isfinite(v) and v > 0 else "–",
+             "roofline_seconds": lambda v: format_seconds(v) if np.isfinite(v) and v > 0 else "–"}
+    for col, fmt in units.items():
+        if col in out:
+            out[col] = [fmt(v) for v in out[col]]
+    for col in ("intensity", "efficiency", "time_share"):
+        if col in out:
+            out[col] = out[col].round(3)
+    return out.rename(columns={"seconds": "time", "roofline_seconds": "roofline time",
+                               "intensity": "FLOP/byte"})
+
+
+REMEDIES = {
+    COMPUTE: "use faster math: lower precision / tensor cores (bf16, fp16, TF32)",
+    MEMORY: "move fewer bytes: fuse it with its neighbours (torch.compile), lower precision",
+    OVERHEAD: "give each call more work: bigger batch, fewer calls (CUDA graphs, torch.compile)",
+}
+
+
+def roofline_points(table, by: str = "op"):
+    """Points for :func:`brrr.plot.roofline`: FLOPs, bytes and seconds summed per ``by`` group.
+
+    ``by`` is a column of the table ('op', 'category', 'module', ...). Groups
+    without FLOPs (copies) or without a measured time are left out.
+    """
+    import pandas as pd
+    if by not in getattr(table, "columns", ()):
+        raise ValueError(f"by must be a column of the profile table, got {by!r}")
+    rows = table[table.seconds > 0]
+    grouped = rows.groupby(by, sort=False).agg(flops=("flops", "sum"), nbytes=("bytes", "sum"),
+                                               seconds=("seconds", "sum"),
+                                               category=("category", "first")).reset_index()
+    grouped = grouped[(grouped.flops > 0) & (grouped.nbytes > 0)]
+    # matplotlib hides legend labels that start with "_", so `_softmax` is shown as `softmax`
+    grouped["label"] = [(f"{k} ({c})" if by != "category" else str(k)).lstrip("_")
+                        for k, c in zip(grouped[by], grouped.category)]
+    return pd.DataFrame(grouped[["label", "flops", "nbytes", "seconds"]]).reset_index(drop=True)
+
+
+def plot_roofline(table, roof: Optional[Roofline] = None, by: str = "op", ax=None,
+                  title: Optional[str] = None):
+    """The profile's ops on this device's roofline (log-log), one point per ``by`` group.
+
+    Draws with :func:`brrr.plot.roofline`; ``roof`` defaults to the live device's
+    float32 roofline. Returns the matplotlib Figure.
+    """
+    from .device import device as live
+    from .plot import roofline
+    roof = roof or Roofline.from_device()
+    dev = live()
+    title = title or (f"Operators of the profiled model on {table.attrs.get('device') or dev.name} "
+                      f"({table.attrs.get('backend') or dev.backend})")
+    return roofline(roof, points=roofline_points(table, by), ax=ax, title=title, device=dev)
+
+
+# Ivanov et al. (2021), BERT-large training on a V100, as quoted by He (2022): the share of
+# FLOPs and of runtime per operator class, and how far below the matmuls' FLOP/s the other
+# classes run. The runtime shares are from the paper's table that He reproduces; the seed
+# summaries of He's article carry the 99.8% and the 250x / 700x figures.
+PUBLISHED = {
+    "flop_share": {"matmul": 0.998, "normalisation": 0.0017, "elementwise": 0.0003},
+    "time_share": {"matmul": 0.610, "normalisation": 0.255, "elementwise": 0.135},
+    "flops_per_second_below_matmul": {"normalisation": 250, "elementwise": 700},
+}
+
+
+def ivanov_comparison(totals):
+    """Published (Ivanov et al., 2021) beside measured: FLOP share, time share, FLOP/s gap.
+
+    ``totals`` is :func:`category_totals` of a profile. The published shares leave out
+    everything that is neither a contraction, a normalisation nor elementwise, so the
+    measured shares here are renormalised over those three categories too.
+    """
+    import pandas as pd
+    three = totals.reindex(["matmul", "normalisation", "elementwise"]).fillna(0)
+    flop_share = three.flops / three.flops.sum()
+    time_share = three.seconds / three.seconds.sum()
+    rows = []
+    for cat in three.index:
+        rows.append({"category": cat, "quantity": "share of FLOPs",
+                     "published": PUBLISHED["flop_share"][cat], "measured": flop_share[cat]})
+        rows.append({"category": cat, "quantity": "share of time",
+                     "published": PUBLISHED["time_share"][cat], "measured": time_share[cat]})
+    rate = three.flops / three.seconds.where(three.seconds > 0)
+    for cat, gap in PUBLISHED["flops_per_second_below_matmul"].items():
+        rows.append({"category": cat, "quantity": "matmul FLOP/s ÷ this FLOP/s",
+                     "published": float(gap), "measured": rate["matmul"] / rate[cat]})
+    return pd.DataFrame(rows)
