@@ -3,3 +3,14 @@
 One module per topic; every function here is importable as ``brrr.experiments.NAME``.
 """
 from .common import run_sweep, is_out_of_memory
+from .compute import elementwise_vs_matmul, matmul_flops
+from .overhead import (time_vs_size, fit_overhead, python_ops_per_second, async_demo,
+                       double_the_batch, batch_verdict, mlp_factory, reduce_overhead_demo)
+from .bandwidth import bandwidth_vs_size
+from .matmul import matmul_vs_size
+from .roofline import measure_roofline, measured_roofline
+from .pointwise import pointwise_repeat_sweep, predicted_knee, measured_knee
+from .fusion import (fusion_speedup, speedups, speedup_lines, predicted_speedup, chain_traffic,
+                     crossover_k, epilogue_fusion, epilogue_traffic, generated_kernels, time_lines)
+from .recompute import (saved_tensors, saved_bytes, mlp_stack, Checkpointed, checkpoint_sweep,
+                        checkpoint_model, compiled_recompute, pointwise_chain, peak_memory)

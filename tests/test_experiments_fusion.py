@@ -1,0 +1,122 @@
+"""Fusion: the bytes model, the predicted speed-up and the measured records (brrr.experiments.fusion)."""
+import math
+
+import numpy as np
+import pytest
+
+import brrr
+from brrr.experiments import fusion
+
+ROOF = brrr.Roofline(peak_flops=1e12, peak_bandwidth=1e11)   # ridge: 10 FLOP/byte
+
+
+def test_chain_traffic_bytes_model():
+    n = 1000
+    for k in (1, 2, 3, 8):
+        assert fusion.chain_traffic(k, n, True) == (2 * n * 4, k * n)
+        assert fusion.chain_traffic(k, n, False) == (2 * k * n * 4, k * n)
+    assert fusion.chain_traffic(4, n, False, op="fma", dtype="float64") == (2 * 4 * n * 8, 2 * 4 * n)
+
+
+def test_predicted_speedup_is_k_then_capped():
+    for k in (1, 2, 4, 8, 16, 64):          # fused stays memory-bound while k/(2*4) <= 10, i.e. k <= 80
+        assert fusion.predicted_speedup(ROOF, k) == pytest.approx(k)
+    cap = 2 * 4 * ROOF.ridge                # 80
+    assert fusion.crossover_k(ROOF) == pytest.approx(cap)
+    for k in (128, 1024, 10 ** 6):
+        assert fusion.predicted_speedup(ROOF, k) == pytest.approx(cap)
+    assert fusion.crossover_k(ROOF, "fma", "float64") == pytest.approx(2 * 8 * 10 / 2)
+
+
+def test_epilogue_traffic():
+    m, n, k = 4, 5, 6
+    fused = fusion.epilogue_traffic(m, n, k, True)
+    unfused = fusion.epilogue_traffic(m, n, k, False)
+    assert fused == ((m * k + k * n + m * n + n) * 4, 2 * m * n * k + 2 * m * n)
+    assert unfused[0] - fused[0] == 4 * m * n * 4 and unfused[1] == fused[1]
+
+
+def test_kernel_names_parses_inductor_output():
+    source = """
+    def call(args):
+        extern_kernels.addmm(arg2_1, arg0_1, arg1_1, alpha=1, beta=1, out=buf0)
+        cpp_fused_relu_0(buf1)
+        triton_poi_fused_mul_0.run(buf2, 1024, stream=stream0)
+    cpp_fused_relu_0 = async_compile.cpp_pybinding(['float*'], '''...''')
+    """
+    assert fusion.kernel_names(source) == ["extern_kernels.addmm", "cpp_fused_relu_0", "triton_poi_fused_mul_0"]
+
+
+def test_fusion_speedup_records_and_speedups(monkeypatch):
+    monkeypatch.setenv("BRRR_QUICK", "1")
+    n = 2 ** 16
+    result = fusion.fusion_speedup(ks=(1, 4), n=n, backends=("brrr", "cupy_fuse"), roof=ROOF, progress=False)
+    if brrr.device().backend != "cuda":
+        assert any("cupy_fuse skipped" in note for note in result.meta["notes"])
+    brrr_rows = [r for r in result.records if r["backend"] == "brrr"]
+    assert {(r["variant"], r["k"]) for r in brrr_rows} == {("fused", 1), ("unfused", 1), ("fused", 4), ("unfused", 4)}
+    for r in brrr_rows:
+        nbytes, flops = fusion.chain_traffic(r["k"], n, r["variant"] == "fused")
+        assert (r["nbytes"], r["flops"]) == (nbytes, flops)
+        assert r["predicted_seconds"] == pytest.approx(max(flops / 1e12, nbytes / 1e11))
+        assert r["seconds"] > 0 and r["predicted_regime"] == "memory-bound"
+    table = fusion.speedups(result)
+    row = table[(table.backend == "brrr") & (table.k == 4)].iloc[0]
+    assert row.predicted_speedup == pytest.approx(4)
+    assert row.speedup == pytest.approx(row.unfused_seconds / row.fused_seconds)
+    lines = fusion.speedup_lines(result)
+    assert set(lines.series) >= {"measured: brrr.kernels (Numba)" if brrr.device().backend == "cpu"
+                                 else "measured: brrr.kernels (CuPy)", "predicted (roofline)"}
+    per = fusion.time_lines(result, per_element=True)
+    assert set(per.series) == {"measured: mul", "roofline: mul"}
+    assert per[per.series == "roofline: mul"].seconds.max() == pytest.approx(2 * 4 / 1e11)
+
+
+def test_fused_and_unfused_kernels_agree():
+    kernels = pytest.importorskip("brrr.kernels")
+    if brrr.device().backend == "cuda" and brrr.device().array_library != "cupy":
+        pytest.skip("brrr.kernels needs CuPy on a GPU")
+    x = np.linspace(0, 1, 1000, dtype=np.float32)
+    assert np.array_equal(kernels.chain(x, 5, fused=True), kernels.chain(x, 5, fused=False))
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="op must be"):
+        fusion.chain_traffic(2, 10, True, op="sqrt")
+    with pytest.raises(ValueError, match="k"):
+        fusion.chain_traffic(0, 10, True)
+    with pytest.raises(ValueError, match="n"):
+        fusion.chain_traffic(2, 0, True)
+    with pytest.raises(TypeError, match="roof"):
+        fusion.predicted_speedup("A100", 4)
+    with pytest.raises(ValueError, match="backends"):
+        fusion.fusion_speedup(ks=(1,), n=16, backends=("numpy",), progress=False)
+    with pytest.raises(ValueError, match="dtype"):
+        fusion.fusion_speedup(ks=(1,), n=16, dtype="float16", progress=False)
+    with pytest.raises(ValueError, match="ks"):
+        fusion.fusion_speedup(ks=(0,), n=16, progress=False)
+    with pytest.raises(ValueError, match="columns"):
+        fusion.speedups([{"k": 1}])
+    with pytest.raises(ValueError, match="variant"):
+        fusion.time_lines([{"k": 1}], variant="both")
+    with pytest.raises(ValueError, match="m must be"):
+        fusion.epilogue_traffic(0, 1, 1, True)
+
+
+@pytest.mark.gpu
+def test_cupy_fuse_runs_on_gpu():
+    pytest.importorskip("cupy")
+    result = fusion.fusion_speedup(ks=(2,), n=2 ** 20, backends=("cupy_fuse",), progress=False)
+    assert {r["variant"] for r in result.records} == {"fused", "unfused"}
+
+
+def test_torch_compile_backend_or_clear_note(monkeypatch):
+    """torch.compile either runs (one fused kernel) or the run notes why it was skipped."""
+    pytest.importorskip("torch")
+    monkeypatch.setenv("BRRR_QUICK", "1")
+    result = fusion.fusion_speedup(ks=(2,), n=4096, backends=("torch_compile",), progress=False)
+    if result.records:
+        assert {r["variant"] for r in result.records} == {"fused", "unfused"}
+        assert math.isfinite(result.meta["compile_seconds"][2])
+    else:
+        assert any("torch_compile" in note for note in result.meta["notes"])
