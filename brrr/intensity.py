@@ -649,7 +649,6 @@ def plot_reuse(table, axes=None, title=None):
     networks below it are those the paper says AI_c overrates.
     """
     import matplotlib.pyplot as plt
-    import numpy as np
     from . import plot
     for col in ("weight_reuse", "activation_reuse", "ai_c", "di"):
         if col not in table or f"{col} (paper)" not in table:

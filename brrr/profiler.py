@@ -267,7 +267,6 @@ def _run(model, inputs, backward: bool, calls: list):
 
 
 def _loss(out):
-    import torch
     parts = [t.float().sum() for t in _tensors(out)
              if t.requires_grad and (t.is_floating_point() or t.is_complex())]
     if not parts:
@@ -524,7 +523,6 @@ def category_totals(table, by_phase: bool = False):
     flop_share, byte_share, time_share (fractions of 1) and flops_per_second
     (achieved FLOP/s of the category as a whole).
     """
-    import pandas as pd
     missing = {"category", "flops", "bytes", "seconds"} - set(getattr(table, "columns", ()))
     if missing:
         raise ValueError(f"table must be a brrr.profile() DataFrame; it lacks {sorted(missing)}")

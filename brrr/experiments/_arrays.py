@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import os
 
-from ..device import _normalise_dtype
+from .. import config
+from ..device import _normalise_dtype, device as live_device
 
 ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
 
@@ -148,3 +149,16 @@ def try_kernels():
         return kernels, ""
     except Exception as error:  # noqa: BLE001 - any import problem means "not available"
         return None, f"brrr.kernels is not available ({type(error).__name__}: {error})"
+
+
+def default_elements(dev=None, dtype="float32", quick=None) -> int:
+    """Elements per array for DRAM-bound sweeps: 2^26 on a GPU; on the CPU a power of 2
+    at least 4x the last-level cache (2^24 or more); quick mode: 2^22."""
+    dev = dev or live_device()
+    quick = config.quick_mode() if quick is None else quick
+    if quick:
+        return 2 ** 22
+    if dev.backend == "cuda":
+        return 2 ** 26
+    need = 4 * dev.l2_bytes // itemsize(dtype)
+    return max(2 ** 24, 2 ** math.ceil(math.log2(max(need, 1))))

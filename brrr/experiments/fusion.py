@@ -27,7 +27,6 @@ of fusing pointwise work into the epilogue of a matmul.
 """
 from __future__ import annotations
 
-import math
 import time
 
 from .. import config
@@ -35,6 +34,7 @@ from ..device import device as live_device
 from ..roofline import Roofline
 from ..timing import bench
 from . import _arrays
+from ._arrays import default_elements
 from .common import run_sweep
 
 BACKENDS = ("brrr", "cupy_fuse", "torch_compile")
@@ -98,19 +98,6 @@ def default_ks(quick=None) -> tuple:
     """1, 2, 4, ..., 128 (quick mode: 1, 2, 4, 16, 64)."""
     quick = config.quick_mode() if quick is None else quick
     return (1, 2, 4, 16, 64) if quick else tuple(2 ** i for i in range(8))
-
-
-def default_elements(dev=None, dtype="float32", quick=None) -> int:
-    """Elements per array: 2^26 on a GPU; on the CPU at least 4x the last-level cache
-    (2^24 or more); quick mode: 2^22."""
-    dev = dev or live_device()
-    quick = config.quick_mode() if quick is None else quick
-    if quick:
-        return 2 ** 22
-    if dev.backend == "cuda":
-        return 2 ** 26
-    need = 4 * dev.l2_bytes // _arrays.itemsize(dtype)
-    return max(2 ** 24, 2 ** math.ceil(math.log2(max(need, 1))))
 
 
 def _torch_op(torch, op, c, d):

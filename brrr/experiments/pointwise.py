@@ -17,13 +17,13 @@ from the start. This module records both: 'fused' through
 """
 from __future__ import annotations
 
-import math
 
 from .. import config
 from ..device import device as live_device
 from ..roofline import Roofline
 from ..timing import bench
 from . import _arrays
+from ._arrays import default_elements
 from .common import run_sweep
 
 VARIANTS = ("fused", "eager")
@@ -33,19 +33,6 @@ def default_repeats(quick=None) -> tuple:
     """1, 2, 4, ..., 256 (quick mode: 1, 4, 16, 64)."""
     quick = config.quick_mode() if quick is None else quick
     return (1, 4, 16, 64) if quick else tuple(2 ** k for k in range(9))
-
-
-def default_elements(dev=None, dtype="float32", quick=None) -> int:
-    """Tensor size in elements: 2^26 on a GPU; on the CPU a power of 2 at least 4x the
-    last-level cache (quick mode: 2^22, smaller than that, and said so in the notes)."""
-    dev = dev or live_device()
-    quick = config.quick_mode() if quick is None else quick
-    if quick:
-        return 2 ** 22
-    if dev.backend == "cuda":
-        return 2 ** 26
-    need = 4 * dev.l2_bytes // _arrays.itemsize(dtype)
-    return max(2 ** 24, 2 ** math.ceil(math.log2(max(need, 1))))
 
 
 def predicted_knee(roof: Roofline, dtype="float32") -> float:
