@@ -1,0 +1,293 @@
+"""Build the quick book once and check the HTML a reader gets.
+
+The build is what ``make book-quick`` runs: every chapter executed with
+``BRRR_QUICK=1`` and ``-W`` (warnings are errors). The checks then read the
+HTML: every page of the table of contents exists; each chapter shows at least
+one figure, no error output, and an "Open in Colab" link to its notebook; math
+and widget JavaScript come from the book's own static files, never a CDN; and no
+solution text of the exercises reaches the public site.
+
+Set ``BRRR_BOOK_HTML=path/to/_build/html`` to check an existing build instead of
+building (the build-warning test is then skipped).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+slow = pytest.mark.slow  # every test that needs the built book
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "_build" / "quick"
+CHAPTERS = ["01_compute", "02_memory_bandwidth", "03_overhead", "04_fusion",
+            "05_recomputation", "06_intensity_of_networks", "07_diagnosing_a_model"]
+COLAB = "https://colab.research.google.com/github/brrr-book/brrr/blob/main/"
+# otter-grader's assign markers: none may appear in the public site.
+SOLUTION_MARKERS = ["BEGIN SOLUTION", "END SOLUTION", "# SOLUTION", "SOLUTION NO PROMPT",
+                    "BEGIN QUESTION", "END QUESTION", "BEGIN TESTS", "END TESTS",
+                    "BEGIN PROMPT", "# HIDDEN", "BEGIN ASSIGNMENT"]
+TEXT_SUFFIXES = {".html", ".txt", ".ipynb", ".md", ".js", ".json", ".py"}
+# The instructor guide explains the otter format and so names the markers in prose.
+MARKERS_ALLOWED_IN = {"book/instructor_guide"}
+
+
+def _jupyter_book() -> str:
+    beside = Path(sys.executable).with_name("jupyter-book")
+    found = str(beside) if beside.exists() else shutil.which("jupyter-book")
+    if not found:
+        pytest.skip("jupyter-book is not installed")
+    return found
+
+
+@pytest.fixture(scope="session")
+def book(request):
+    """The built site: {'html': Path, 'returncode': int|None, 'log': str, 'seconds': float}."""
+    existing = os.environ.get("BRRR_BOOK_HTML")
+    if existing:
+        html = Path(existing).resolve()
+        assert (html / "index.html").is_file(), f"BRRR_BOOK_HTML={existing} has no index.html"
+        return {"html": html, "returncode": None, "log": "", "seconds": None}
+    # --all: re-read (so re-execute and re-warn) every page, even if an earlier build
+    # left its environment in _build/quick; otherwise Sphinx skips unchanged pages.
+    cmd = [_jupyter_book(), "build", str(ROOT), "--all", "-W", "-n", "--keep-going",
+           "--path-output", str(OUT)]
+    env = dict(os.environ, BRRR_QUICK="1")
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    log = proc.stdout + proc.stderr
+    (OUT / "build.log").parent.mkdir(parents=True, exist_ok=True)
+    (OUT / "build.log").write_text(log)
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\n[test_book] quick book built in {seconds:.0f} s "
+              f"(exit {proc.returncode}; log: {OUT / 'build.log'})")
+    html = OUT / "_build" / "html"
+    assert (html / "index.html").is_file(), "the build produced no HTML:\n" + log[-4000:]
+    return {"html": html, "returncode": proc.returncode, "log": log, "seconds": seconds}
+
+
+def _soup(path: Path):
+    from bs4 import BeautifulSoup  # a dependency of the book's Sphinx theme
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def _pages(html: Path):
+    """The site's pages (not the theme's template fragments under _static/)."""
+    return [p for p in sorted(html.rglob("*.html")) if "_static" not in p.relative_to(html).parts]
+
+
+def _page(book, docname: str) -> Path:
+    return book["html"] / f"{docname}.html"
+
+
+def _toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for entry in part.get("chapters", []):
+            files.append(entry["file"])
+            files += [s["file"] for s in entry.get("sections", [])]
+    return [re.sub(r"\.(ipynb|md)$", "", f) for f in files]
+
+
+@slow
+def test_build_has_no_warnings(book):
+    if book["returncode"] is None:
+        pytest.skip("checking an existing build (BRRR_BOOK_HTML)")
+    warnings = [line for line in book["log"].splitlines() if "WARNING" in line or "ERROR" in line]
+    warnings = [w for w in warnings if "Kernel is running over TCP" not in w]
+    detail = "\n".join(warnings[:40]) if warnings else book["log"][-3000:]
+    assert book["returncode"] == 0 and not warnings, "the -W build reported problems:\n" + detail
+
+
+@slow
+def test_every_toc_page_exists(book):
+    missing = [f for f in _toc_files() if not _page(book, f).is_file()]
+    assert not missing, f"pages in _toc.yml that were not built: {missing}"
+
+
+def test_toc_lists_every_chapter():
+    files = _toc_files()
+    assert [f"chapters/{c}" for c in CHAPTERS] == [f for f in files if f.startswith("chapters/")]
+
+
+@slow
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_page(book, chapter):
+    page = _page(book, f"chapters/{chapter}")
+    assert page.is_file(), f"{page} was not built"
+    soup = _soup(page)
+    outputs = soup.select("div.cell_output")
+    assert outputs, f"{chapter}: no executed output at all"
+
+    # At least one figure, embedded or as an image file that was copied.
+    figures = []
+    for img in soup.select("div.cell_output img"):
+        src = img.get("src", "")
+        if src.startswith("data:image/"):
+            figures.append(src[:30])
+        elif src and (page.parent / src).resolve().is_file():
+            figures.append(src)
+    assert figures, f"{chapter}: no figure in any cell output"
+
+    # No error output: tracebacks, or errors written to stderr.
+    tracebacks = soup.select(".output.traceback")
+    assert not tracebacks, f"{chapter}: error output:\n{tracebacks[0].get_text()[:1500]}"
+    for out in outputs:
+        text = out.get_text()
+        assert "Traceback (most recent call last)" not in text, f"{chapter}: traceback:\n{text[:1500]}"
+    for err in soup.select(".output.stderr"):
+        text = err.get_text()
+        assert not re.search(r"\b\w*Error\b|Exception\b", text), f"{chapter}: error on stderr:\n{text[:1500]}"
+
+    # An "Open in Colab" link to this very notebook.
+    links = [a["href"] for a in soup.find_all("a", href=True)]
+    assert f"{COLAB}chapters/{chapter}.ipynb" in links, f"{chapter}: no Colab link to its notebook"
+
+
+def _local(src: str) -> bool:
+    return not re.match(r"^([a-z][a-z0-9+.-]*:)?//", src, re.I) and not src.startswith("data:")
+
+
+@slow
+def test_scripts_and_styles_are_served_locally(book):
+    """No page loads a script or stylesheet from the network, and every local one exists."""
+    html = book["html"]
+    problems = []
+    for page in _pages(html):
+        soup = _soup(page)
+        refs = [s["src"] for s in soup.find_all("script", src=True)]
+        refs += [link["href"] for link in soup.find_all("link", href=True)
+                 if "stylesheet" in (link.get("rel") or [])]
+        for ref in refs:
+            if not _local(ref):
+                problems.append(f"{page.relative_to(html)}: loads {ref}")
+            elif not (page.parent / ref.split("?")[0]).resolve().is_file():
+                problems.append(f"{page.relative_to(html)}: {ref} does not exist")
+    assert not problems, "\n".join(problems[:30])
+
+
+@slow
+def test_math_and_widget_javascript_is_vendored(book):
+    html = book["html"]
+    vendor = html / "_static" / "vendor"
+    for rel in ["mathjax/tex-chtml-full.js", "mathjax/output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff",
+                "require/require.js", "html-manager/embed-amd.js"]:
+        assert (vendor / rel).is_file(), f"_static/vendor/{rel} is missing"
+
+    math_pages = widget_pages = 0
+    for page in _pages(html):
+        text = page.read_text(encoding="utf-8")
+        srcs = [s["src"] for s in _soup(page).find_all("script", src=True)] if "<script" in text else []
+        if "mathjax" in text.lower() and ("\\(" in text or "\\[" in text):
+            math_pages += 1
+            assert any("_static/vendor/mathjax/tex-chtml-full.js" in s for s in srcs), \
+                f"{page}: has math but does not load the vendored MathJax"
+        if "application/vnd.jupyter.widget-state+json" in text:
+            widget_pages += 1
+            for need in ("_static/vendor/require/require.js", "_static/vendor/html-manager/embed-amd.js"):
+                assert any(need in s for s in srcs), f"{page}: saved widget state but no {need}"
+    assert math_pages, "no page with math was found (the intro has some)"
+    assert widget_pages, "no page carries saved widget state; the widget manager went untested"
+
+
+@slow
+def test_no_solutions_in_public_html(book):
+    html = book["html"]
+    assert not list(html.glob("solutions/**/*")), "solutions/ was published"
+    found = []
+    for path in html.rglob("*"):
+        rel = path.relative_to(html).as_posix()
+        doc = re.sub(r"^_sources/", "", rel).split(".")[0]
+        if path.is_file() and path.suffix in TEXT_SUFFIXES and doc not in MARKERS_ALLOWED_IN:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for marker in SOLUTION_MARKERS:
+                if marker in text:
+                    found.append(f"{path.relative_to(html)}: {marker!r}")
+    assert not found, "solution markers in the public HTML:\n" + "\n".join(found[:30])
+
+
+@slow
+def test_exercises_are_shown_unexecuted(book):
+    exercises = [f for f in _toc_files() if f.startswith("exercises/")]
+    if not exercises:
+        pytest.skip("no Exercises part in _toc.yml yet")
+    for doc in exercises:
+        soup = _soup(_page(book, doc))
+        assert not soup.select("div.cell_output img"), f"{doc}: was executed (has figures)"
+
+
+@slow
+def test_device_table_page(book):
+    page = _page(book, "book/device_table")
+    soup = _soup(page)
+    tables = soup.select("div.cell_output table")
+    assert tables, "the device table was not rendered by the executed notebook"
+    text = soup.get_text()
+    from brrr.specs import GPU_SPECS
+    for spec in GPU_SPECS.values():
+        assert spec.name in text, f"{spec.name} is missing from the device table"
+        assert spec.source in text, f"the source of {spec.name} is missing"
+
+
+@slow
+def test_bibliography_lists_the_references(book):
+    text = _soup(_page(book, "book/bibliography")).get_text().lower()
+    for needle in ["Making Deep Learning Go Brrrr", "Roofline", "Data Movement Is All You Need",
+                   "Sublinear Memory Cost", "FlashAttention", "Data-type Aware Arithmetic Intensity"]:
+        assert needle.lower() in text, f"{needle!r} is missing from the references page"
+
+
+@slow
+def test_widgets_and_math_render_offline(book):
+    """Headless Chromium, no network: saved widgets and MathJax actually render."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        pytest.skip("chromium is not installed")
+    html = book["html"]
+    pages = [p for p in sorted(html.glob("chapters/*.html"))
+             if "application/vnd.jupyter.widget-state+json" in p.read_text(encoding="utf-8")]
+    if not pages:
+        pytest.skip("no chapter carries saved widget state")
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run",
+             f"--user-data-dir={profile}", "--virtual-time-budget=20000", "--dump-dom",
+             pages[0].as_uri()],
+            capture_output=True, text=True, timeout=180)
+    dom = proc.stdout
+    assert "jupyter-widgets" in dom and "widget-" in dom, \
+        f"{pages[0].name}: the widget manager rendered no widget"
+    assert "<mjx-container" in dom, f"{pages[0].name}: MathJax rendered no math"
+
+
+def test_vendored_javascript_is_small_and_complete():
+    """The committed JS the offline site needs (see scripts/vendor_js.py)."""
+    vendor = ROOT / "book" / "static" / "vendor"
+    files = [p for p in vendor.rglob("*") if p.is_file()]
+    names = {p.relative_to(vendor).as_posix() for p in files}
+    for need in ["mathjax/tex-chtml-full.js", "require/require.js", "html-manager/embed-amd.js"]:
+        assert need in names, f"book/static/vendor/{need} is missing (run scripts/vendor_js.py)"
+    assert sum(p.stat().st_size for p in files) < 10e6, "vendored JavaScript grew past 10 MB"
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    for path in [config["mathjax_path"], *config["nb_ipywidgets_js"]]:
+        assert path.startswith("vendor/") and path[len("vendor/"):] in names, \
+            f"_config.yml points at {path}, which book/static/ does not hold"
+
+
+def test_vendored_javascript_matches_package_lock():
+    """book/static/vendor is what `npm ci` + scripts/vendor_js.py produce (needs node_modules)."""
+    if not (ROOT / "node_modules" / "mathjax").is_dir():
+        pytest.skip("node_modules is absent (run `npm ci --ignore-scripts` to check the vendored JS)")
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "vendor_js.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
