@@ -64,6 +64,7 @@ import numpy as np
 DTYPES = ("float32", "float64")
 _C_TYPES = {"float32": "float", "float64": "double"}
 CUDA_BLOCK = 256   # threads per block of every CUDA kernel
+CUDA_UNROLL = 4    # elements each CUDA thread loads before it stores (memory-level parallelism)
 
 
 @dataclass(frozen=True)
@@ -162,15 +163,31 @@ def _cuda_text(k: Kernel, dtype: str) -> str:
     else:
         c = lambda text: text  # noqa: E731
     # No __restrict__: the unfused chain runs in place (x_ and out_ are the same array).
+    # A grid-stride loop in which each thread first loads CUDA_UNROLL elements, then
+    # computes and stores them: several independent loads in flight per thread are what
+    # keeps HBM busy (one load at a time leaves a copy well short of the bandwidth).
+    # Element i depends on element i alone, so loading before storing is safe in place.
     params = ([f"const {ctype}* {v}_" for v in k.inputs]
               + [f"const {ctype} {s}" for s in k.scalars]
               + [f"{ctype}* out_", "const long long n"])
     lines = [f'extern "C" __global__ void {k.symbol}_{ctype}({", ".join(params)})', "{",
              "    const long long stride = (long long)blockDim.x * gridDim.x;",
-             "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {"]
-    lines += [f"        {ctype} {v} = {v}_[i];" for v in k.inputs]
-    lines += [f"        {c(s)};" for s in k.steps]
-    lines += [f"        out_[i] = {c(k.result)};", "    }", "}", ""]
+             "    for (long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x; i0 < n;"
+             f" i0 += {CUDA_UNROLL} * stride) {{"]
+    lines += [f"        {ctype} {v}_v[{CUDA_UNROLL}];" for v in k.inputs]
+    lines += ["        #pragma unroll",
+              f"        for (int u = 0; u < {CUDA_UNROLL}; ++u) {{",
+              "            const long long i = i0 + u * stride;",
+              "            if (i < n) {"]
+    lines += [f"                {v}_v[u] = {v}_[i];" for v in k.inputs]
+    lines += ["            }", "        }",
+              "        #pragma unroll",
+              f"        for (int u = 0; u < {CUDA_UNROLL}; ++u) {{",
+              "            const long long i = i0 + u * stride;",
+              "            if (i < n) {"]
+    lines += [f"                {ctype} {v} = {v}_v[u];" for v in k.inputs]
+    lines += [f"                {c(s)};" for s in k.steps]
+    lines += [f"                out_[i] = {c(k.result)};", "            }", "        }", "    }", "}", ""]
     return "\n".join(lines)
 
 
@@ -197,7 +214,9 @@ def _numba_function(k: Kernel):
 @functools.lru_cache(maxsize=None)
 def _cupy_function(k: Kernel, dtype: str):
     import cupy
-    return cupy.RawKernel(_cuda_text(k, dtype), f"{k.symbol}_{_C_TYPES[dtype]}")
+    # --fmad=false: no contraction of a * b + c into one FMA, so the GPU rounds like
+    # NumPy and Numba do (IEEE order, each op rounded). Memory-bound kernels lose nothing.
+    return cupy.RawKernel(_cuda_text(k, dtype), f"{k.symbol}_{_C_TYPES[dtype]}", options=("--fmad=false",))
 
 
 @functools.lru_cache(maxsize=None)

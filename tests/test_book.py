@@ -114,6 +114,26 @@ def test_every_toc_page_exists(book):
     assert not missing, f"pages in _toc.yml that were not built: {missing}"
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_runs_outside_the_book(chapter):
+    """On Colab: the first code cell installs brrr, and no cell needs myst_nb (the book's
+    builder) to run, since Colab has none: its ``glue`` import has a fallback."""
+    import ast
+    import json
+    cells = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    assert '"google.colab" in sys.modules' in code[0] and "%pip install" in code[0], \
+        f"{chapter}: the first code cell does not install brrr on Colab"
+    for source in code[1:]:
+        tree = ast.parse(source)
+        guarded = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try) for n in ast.walk(t)}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in guarded:
+                names = [getattr(node, "module", None) or ""] + [a.name for a in node.names]
+                assert not any(n.split(".")[0] == "myst_nb" for n in names), \
+                    f"{chapter}: imports myst_nb outside a try block, so it fails on Colab:\n{source[:300]}"
+
+
 def test_toc_lists_every_chapter():
     files = _toc_files()
     assert [f"chapters/{c}" for c in CHAPTERS] == [f for f in files if f.startswith("chapters/")]

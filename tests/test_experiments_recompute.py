@@ -44,7 +44,7 @@ def test_pointwise_chain_saves_one_tensor_per_link():
 
 
 def test_mlp_block_saves_what_the_docstring_says():
-    model = recompute.mlp_stack(layers=2, width=8, expansion=4)
+    model = recompute.mlp_stack(layers=2, width=8, expansion=4, device="cpu")
     x = torch.randn(5, 8)
     rows = [r for r in recompute.saved_tensors(model[0], x) if r["kind"] == "activation"]
     # input, normalised input (5x8), hidden before and after GELU (5x32), mean and rstd (5x1)
@@ -54,7 +54,7 @@ def test_mlp_block_saves_what_the_docstring_says():
 
 
 def test_checkpointing_keeps_only_segment_inputs_and_same_gradients():
-    model = recompute.mlp_stack(layers=4, width=8)
+    model = recompute.mlp_stack(layers=4, width=8, device="cpu")
     x = torch.randn(5, 8)
     plain = recompute.saved_bytes(model, x)
     for every, segments in ((1, 4), (2, 2), (3, 2), (4, 1)):
