@@ -16,6 +16,7 @@ import numpy as np
 SPEC_COLOR = "0.15"
 MEASURED_COLOR = "tab:orange"
 REFERENCE_COLOR = "0.55"
+REFERENCE_MARKERS = "os^Dv<>"  # reference series are all grey: markers tell them apart
 STYLE = {"figure.dpi": 100, "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,
          "legend.fontsize": 8, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
          "axes.spines.right": False}
@@ -354,7 +355,8 @@ def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylab
         label = None if key is None else f"{hue}={key}" if not isinstance(key, str) else key
         if ref:
             label = f"{label or y} (reference)"
-        ax.plot(part[x], part[y], marker=marker, markersize=4, label=label,
+        ax.plot(part[x], part[y], marker=REFERENCE_MARKERS[i % len(REFERENCE_MARKERS)] if ref else marker,
+                markersize=4, label=label,
                 color=REFERENCE_COLOR if ref else f"C{i}", linestyle="--" if ref else "-",
                 markerfacecolor="none" if ref else None)
     if logx:
@@ -414,7 +416,8 @@ def repeat_sweep(result, axes=None, title=None):
             part = frame if variant is None else frame[frame["variant"] == variant]
             part = part.sort_values("repeat")
             label = f"{variant or 'measured'}" + (" (reference)" if ref else "")
-            ax.plot(part["repeat"], fn(part), marker="o", markersize=4, label=label,
+            ax.plot(part["repeat"], fn(part), marker=REFERENCE_MARKERS[i % len(REFERENCE_MARKERS)] if ref else "o",
+                    markersize=4, label=label,
                     color=REFERENCE_COLOR if ref else f"C{i}", linestyle="--" if ref else "-",
                     markerfacecolor="none" if ref else None)
         ax.set_xscale("log", base=2)

@@ -87,6 +87,16 @@ class Result:
         return f"Result({self.name!r}: {len(self.records)} records on {dev}, {when}{ref}){notes}"
 
 
+def load_all(folder: str) -> list:
+    """Every :class:`Result` saved as JSON in ``folder`` and its subfolders, sorted by path."""
+    import glob
+    import os
+    if not os.path.isdir(folder):
+        raise ValueError(f"folder must be a directory of brrr results, got {folder!r}")
+    paths = sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True))
+    return [Result.load(p) for p in paths]
+
+
 def _plain(value):
     """JSON fallback for NumPy scalars and arrays."""
     if hasattr(value, "tolist"):

@@ -152,6 +152,20 @@ class Roofline:
         return cls(peak_flops=dev.peak_flops(dtype, tensor_cores), peak_bandwidth=dev.peak_bandwidth,
                    compute_ceilings=compute, memory_ceilings=memory, name=dev.name)
 
+    @classmethod
+    def from_summary(cls, summary: dict) -> "Roofline":
+        """The roofline of a device described by ``Device.summary()`` (as saved in a result's
+        ``meta['device']``): its FP32 roof, with the tensor-core rates as ceilings."""
+        if not isinstance(summary, dict) or not {"peak_flops_float32", "peak_bandwidth"} <= set(summary):
+            raise ValueError("summary must be a Device.summary() dict with peak_flops_float32 and peak_bandwidth")
+        compute = {"FP32": summary["peak_flops_float32"]}
+        for key, label in (("peak_flops_float32_tensor", "TF32 tensor"), ("peak_flops_float16_tensor", "FP16 tensor")):
+            if summary.get(key) and summary[key] != summary["peak_flops_float32"]:
+                compute[label] = summary[key]
+        return cls(peak_flops=summary["peak_flops_float32"], peak_bandwidth=summary["peak_bandwidth"],
+                   compute_ceilings=compute, memory_ceilings={"DRAM": summary["peak_bandwidth"]},
+                   name=summary.get("name", ""))
+
     def __repr__(self):
         return (f"Roofline({self.name + ': ' if self.name else ''}{self.peak_flops / 1e12:.3g} TFLOP/s, "
                 f"{self.peak_bandwidth / 1e9:.4g} GB/s, ridge {self.ridge:.3g} FLOP/byte)")

@@ -311,3 +311,14 @@ def test_vendored_javascript_matches_package_lock():
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "vendor_js.py"), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@slow
+def test_reference_page_draws_every_reference_device(book):
+    soup = _soup(_page(book, "book/reference_measurements"))
+    figures = [img for img in soup.select("div.cell_output img")]
+    devices = {p.name for p in (ROOT / "book" / "reference").iterdir() if p.is_dir()}
+    assert len(figures) >= 3 * len(devices), f"{len(figures)} figures for {len(devices)} reference devices"
+    text = soup.get_text()
+    assert "reference" in text and "make_reference.py" in text
+    assert not soup.select(".output.traceback")

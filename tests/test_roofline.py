@@ -100,3 +100,16 @@ def test_from_device_has_ceilings_and_round_trips():
     again = Roofline.from_dict(roof.to_dict())
     assert again.ridge == roof.ridge and again.compute_ceilings == roof.compute_ceilings
     assert "ridge" in repr(roof)
+
+
+def test_roofline_from_a_saved_device_summary():
+    summary = {"name": "A100", "peak_flops_float32": 19.5e12, "peak_bandwidth": 1.5e12,
+               "peak_flops_float32_tensor": 156e12, "peak_flops_float16_tensor": 312e12}
+    roof = Roofline.from_summary(summary)
+    assert roof.ridge == 13.0 and roof.name == "A100"
+    assert roof.compute_ceilings == {"FP32": 19.5e12, "TF32 tensor": 156e12, "FP16 tensor": 312e12}
+    cpu = Roofline.from_summary({"peak_flops_float32": 1e11, "peak_bandwidth": 1e10,
+                                 "peak_flops_float32_tensor": 1e11, "peak_flops_float16_tensor": 1e11})
+    assert cpu.compute_ceilings == {"FP32": 1e11}  # a CPU has no separate tensor rates
+    with pytest.raises(ValueError, match="summary"):
+        Roofline.from_summary({"peak_bandwidth": 1e12})
