@@ -64,17 +64,17 @@ def run(quick: bool = False) -> list:
     src = torch.full((nbytes // 4,), 1.5, device="cuda")
     dst = torch.zeros_like(src)
     copy = lambda: dst.copy_(src)  # noqa: E731
+    from torch.utils.benchmark import Timer
+    try:
+        from triton.testing import do_bench
+    except ImportError:
+        do_bench = None
     anchors = {"triton.testing.do_bench": [], "torch Timer": []}
     ours = []
     for _ in range(rounds(quick, full=5)):
         ours.append(brrr.bench(copy, budget=0.2).median)
-        try:
-            import triton.testing
-            anchors["triton.testing.do_bench"].append(
-                triton.testing.do_bench(copy, warmup=25, rep=200, return_mode="median") * 1e-3)
-        except ImportError:
-            pass
-        from torch.utils.benchmark import Timer
+        if do_bench is not None:  # milliseconds, L2 flushed before each call, CUDA events
+            anchors["triton.testing.do_bench"].append(do_bench(copy, warmup=25, rep=200, return_mode="median") * 1e-3)
         anchors["torch Timer"].append(
             Timer("copy()", globals={"copy": copy}).blocked_autorange(min_run_time=0.2).median)
     for name, values in anchors.items():

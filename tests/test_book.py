@@ -171,6 +171,7 @@ def test_chapter_page(book, chapter):
     # An "Open in Colab" link to this very notebook.
     links = [a["href"] for a in soup.find_all("a", href=True)]
     assert f"{COLAB}chapters/{chapter}.ipynb" in links, f"{chapter}: no Colab link to its notebook"
+    assert f"../exercises/{chapter}/{chapter}.html" in links, f"{chapter}: no link to its exercises"
 
 
 def _local(src: str) -> bool:
