@@ -170,6 +170,15 @@ def _style(ax):
 
 # --- the roofline --------------------------------------------------------------------
 
+def _series_style(i: int, ref: bool, marker: str = "o") -> dict:
+    """Line style of the i-th series: colour cycle when live; grey, dashed, hollow and told
+    apart by marker shape when it is a shipped reference run."""
+    if ref:
+        return dict(color=REFERENCE_COLOR, linestyle="--", markerfacecolor="none",
+                    marker=REFERENCE_MARKERS[i % len(REFERENCE_MARKERS)])
+    return dict(color=f"C{i}", linestyle="-", marker=marker)
+
+
 def _main_label(ceilings: dict, value: float, default: str) -> str:
     for label, v in ceilings.items():
         if math.isclose(v, value, rel_tol=1e-9):
@@ -354,11 +363,8 @@ def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylab
         part = part.sort_values(x)
         label = None if key is None else f"{hue}={key}" if not isinstance(key, str) else key
         if ref:
-            label = f"{label or y} (reference)"
-        ax.plot(part[x], part[y], marker=REFERENCE_MARKERS[i % len(REFERENCE_MARKERS)] if ref else marker,
-                markersize=4, label=label,
-                color=REFERENCE_COLOR if ref else f"C{i}", linestyle="--" if ref else "-",
-                markerfacecolor="none" if ref else None)
+            label = f"{label or 'measured'} (reference)"
+        ax.plot(part[x], part[y], markersize=4, label=label, **_series_style(i, ref, marker))
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -416,10 +422,7 @@ def repeat_sweep(result, axes=None, title=None):
             part = frame if variant is None else frame[frame["variant"] == variant]
             part = part.sort_values("repeat")
             label = f"{variant or 'measured'}" + (" (reference)" if ref else "")
-            ax.plot(part["repeat"], fn(part), marker=REFERENCE_MARKERS[i % len(REFERENCE_MARKERS)] if ref else "o",
-                    markersize=4, label=label,
-                    color=REFERENCE_COLOR if ref else f"C{i}", linestyle="--" if ref else "-",
-                    markerfacecolor="none" if ref else None)
+            ax.plot(part["repeat"], fn(part), markersize=4, label=label, **_series_style(i, ref))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         _power2_axis(ax.xaxis)
@@ -476,8 +479,8 @@ def bandwidth_vs_size(result, ax=None, title=None):
     if dev.get("peak_bandwidth"):
         kind = "measured" if dev.get("backend") == "cpu" else "spec"
         ax.axhline(dev["peak_bandwidth"] / 1e9, color=SPEC_COLOR, linestyle="--", linewidth=1,
-                   label=f"DRAM peak, {kind} ({dev['peak_bandwidth'] / 1e9:.3g} GB/s)")
-        ax.legend(frameon=False, loc="upper right")
+                   label=f"DRAM peak, {kind} ({format_rate(dev['peak_bandwidth'], 'B/s')})")
+        ax.legend(frameon=False, loc="best")
     ax.set_ylim(bottom=0)
     ax.set_title(title or device_title("Copy bandwidth vs working set", result))
     return fig
