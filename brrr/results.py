@@ -8,7 +8,9 @@ figures can be re-drawn without measuring again.
 from __future__ import annotations
 
 import datetime
+import glob
 import json
+import os
 import platform
 import sys
 from dataclasses import dataclass, field
@@ -89,8 +91,6 @@ class Result:
 
 def load_all(folder: str) -> list:
     """Every :class:`Result` saved as JSON in ``folder`` and its subfolders, sorted by path."""
-    import glob
-    import os
     if not os.path.isdir(folder):
         raise ValueError(f"folder must be a directory of brrr results, got {folder!r}")
     paths = sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True))
