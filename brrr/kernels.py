@@ -8,7 +8,9 @@ optional update statements, and the expression it writes to ``out``::
 From that row :func:`cuda_source` writes a CUDA C++ ``__global__`` function (a
 grid-stride loop over ``i``) that CuPy compiles as a ``RawKernel``, and
 :func:`numba_source` writes a Python function with a ``prange`` loop that Numba
-compiles with ``parallel=True``. Which one runs depends on the array you pass:
+compiles with ``parallel=True``. A row may mark its steps as *repeated*: they
+then run ``reps`` times, a run-time argument, in a loop of the generated code,
+so one compiled kernel serves every chain length (1 or 100,000 ops alike). Which one runs depends on the array you pass:
 a CuPy array runs the CUDA kernel, a NumPy array runs the Numba kernel.
 
 Kernels (STREAM names; float32 and float64 only; arrays must be C-contiguous):
@@ -30,7 +32,8 @@ roofline use one source of truth.
 
 ``chain(x, n, op)`` applies ``n`` cheap pointwise ops (``'mul'``: x*c,
 ``'add'``: x+c, ``'fma'``: x*c+d) either fused into one kernel (one read and one
-write per element, the ops repeated n times in the kernel body) or as n separate
+write per element, the op applied n times in a loop while the element stays on
+chip: in a register on a GPU, in the L1 cache on a CPU) or as n separate
 out-of-place passes (n reads and n writes), like eager ``x = x * c`` in a loop.
 Out-of-place matters on a CPU: writing to a line that is not in cache first
 reads it ("write-allocate"), which an in-place pass (``x *= c``) avoids, so an
@@ -74,7 +77,9 @@ class Kernel:
     ``inputs`` are array names read once per element, ``scalars`` are parameters
     of the array's dtype, ``steps`` are statements ``var = expr`` applied in order
     (the same text is valid C and Python), ``result`` is written to ``out``, and
-    ``flops`` counts floating-point operations per element.
+    ``flops`` counts floating-point operations per element (per repetition when
+    ``repeated``). A ``repeated`` kernel applies its steps ``reps`` times, a
+    run-time argument: it has one input, and its result is that input's variable.
     """
     name: str
     inputs: tuple
@@ -82,10 +87,15 @@ class Kernel:
     result: str
     flops: int
     steps: tuple = ()
+    repeated: bool = False
+
+    def __post_init__(self):
+        if self.repeated and (len(self.inputs) != 1 or self.result != self.inputs[0]):
+            raise ValueError(f"a repeated kernel reads one array and writes its variable: {self}")
 
     @property
     def symbol(self) -> str:
-        """Base name of the compiled function (``brrr_triad``, ``brrr_chain_mul_8``)."""
+        """Base name of the compiled function (``brrr_triad``, ``brrr_chain_mul``)."""
         return "brrr_" + self.name
 
 
@@ -107,24 +117,24 @@ OPS = {
 
 NAMES = tuple(KERNELS) + ("chain",)
 
+# The Numba chain works on blocks of NUMBA_BLOCK elements (8 or 16 KiB: they stay in L1)
+# and applies NUMBA_UNROLL ops per pass over a block, so each pass is a straight-line loop
+# over elements that LLVM vectorises, and most of the ops run in registers.
+NUMBA_BLOCK = 2048
+NUMBA_UNROLL = 8
 
-def chain_kernel(op: str = "mul", n: int = 1) -> Kernel:
-    """The description of ``n`` ops ``op`` fused into one kernel (n=1: one unfused pass)."""
+
+def chain_kernel(op: str = "mul") -> Kernel:
+    """The description of the fused chain of ``op``: the op applied ``reps`` times per element."""
     _check_op(op)
-    _check_count(n)
-    return _chain_kernel(op, int(n))
-
-
-@functools.lru_cache(maxsize=None)
-def _chain_kernel(op: str, n: int) -> Kernel:
     statement, flops, _, _ = OPS[op]
-    return Kernel(f"chain_{op}_{n}", ("x",), ("c", "d"), "x", flops * n, (statement,) * n)
+    return Kernel(f"chain_{op}", ("x",), ("c", "d"), "x", flops, (statement,), repeated=True)
 
 
-def kernel(name: str, n: int = 1, op: str = "mul") -> Kernel:
-    """The :class:`Kernel` description called ``name`` (``n`` and ``op`` for 'chain')."""
+def kernel(name: str, op: str = "mul") -> Kernel:
+    """The :class:`Kernel` description called ``name`` (``op`` for 'chain')."""
     if name == "chain":
-        return chain_kernel(op, n)
+        return chain_kernel(op)
     if not isinstance(name, str) or name not in KERNELS:
         raise ValueError(f"name must be one of {NAMES}, got {name!r}")
     return KERNELS[name]
@@ -135,25 +145,25 @@ def kernel(name: str, n: int = 1, op: str = "mul") -> Kernel:
 _MATH = re.compile(r"\b(cos|sin|exp|log|sqrt|tanh)\(")
 
 
-def cuda_source(name: str, dtype="float32", n: int = 1, op: str = "mul") -> str:
+def cuda_source(name: str, dtype="float32", op: str = "mul") -> str:
     """The CUDA C++ source that CuPy compiles (as a ``RawKernel``) for this kernel and dtype.
 
     One ``extern "C" __global__`` function named ``brrr_<name>_<float|double>``
-    with arguments (input arrays, scalars, out, element count) and a grid-stride
-    loop, so any grid size covers any array. This exact string is what runs on
-    a GPU, and what the tests compile with nvcc for sm_75 and sm_90.
+    with arguments (input arrays, scalars, [reps,] out, element count) and a
+    grid-stride loop, so any grid size covers any array. This exact string is
+    what runs on a GPU, and what the tests compile with nvcc for sm_75 and sm_90.
     """
-    return _cuda_text(kernel(name, n, op), _dtype_name(dtype))
+    return _cuda_text(kernel(name, op), _dtype_name(dtype))
 
 
-def numba_source(name: str, n: int = 1, op: str = "mul") -> str:
+def numba_source(name: str, op: str = "mul") -> str:
     """The Python source of the CPU kernel, compiled by ``numba.njit(parallel=True)``.
 
     The same statements as :func:`cuda_source`, in a ``prange`` loop that Numba
     splits across the CPU's cores. One source serves float32 and float64 (Numba
     compiles one version per dtype on first use).
     """
-    return _numba_text(kernel(name, n, op))
+    return _numba_text(kernel(name, op))
 
 
 def _cuda_text(k: Kernel, dtype: str) -> str:
@@ -169,7 +179,9 @@ def _cuda_text(k: Kernel, dtype: str) -> str:
     # Element i depends on element i alone, so loading before storing is safe in place.
     params = ([f"const {ctype}* {v}_" for v in k.inputs]
               + [f"const {ctype} {s}" for s in k.scalars]
+              + (["const long long reps"] if k.repeated else [])
               + [f"{ctype}* out_", "const long long n"])
+    steps = [f"{c(s)};" for s in k.steps]
     lines = [f'extern "C" __global__ void {k.symbol}_{ctype}({", ".join(params)})', "{",
              "    const long long stride = (long long)blockDim.x * gridDim.x;",
              "    for (long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x; i0 < n;"
@@ -177,28 +189,63 @@ def _cuda_text(k: Kernel, dtype: str) -> str:
     lines += [f"        {ctype} {v}_v[{CUDA_UNROLL}];" for v in k.inputs]
     lines += ["        #pragma unroll",
               f"        for (int u = 0; u < {CUDA_UNROLL}; ++u) {{",
-              "            const long long i = i0 + u * stride;",
-              "            if (i < n) {"]
-    lines += [f"                {v}_v[u] = {v}_[i];" for v in k.inputs]
-    lines += ["            }", "        }",
-              "        #pragma unroll",
+              "            const long long i = i0 + u * stride;"]
+    lines += [f"            {v}_v[u] = i < n ? {v}_[i] : ({ctype})0;" for v in k.inputs]
+    lines += ["        }"]
+    if k.repeated:  # reps rounds over the thread's elements, held in registers
+        (v,) = k.inputs
+        lines += ["        for (long long r = 0; r < reps; ++r) {",
+                  "            #pragma unroll",
+                  f"            for (int u = 0; u < {CUDA_UNROLL}; ++u) {{",
+                  f"                {ctype} {v} = {v}_v[u];",
+                  *(f"                {s}" for s in steps),
+                  f"                {v}_v[u] = {v};",
+                  "            }", "        }"]
+        steps = []
+    lines += ["        #pragma unroll",
               f"        for (int u = 0; u < {CUDA_UNROLL}; ++u) {{",
               "            const long long i = i0 + u * stride;",
               "            if (i < n) {"]
     lines += [f"                {ctype} {v} = {v}_v[u];" for v in k.inputs]
-    lines += [f"                {c(s)};" for s in k.steps]
+    lines += [f"                {s}" for s in steps]
     lines += [f"                out_[i] = {c(k.result)};", "            }", "        }", "    }", "}", ""]
     return "\n".join(lines)
 
 
 def _numba_text(k: Kernel) -> str:
     py = lambda text: _MATH.sub(lambda m: "math." + m.group(0), text)  # noqa: E731
-    args = [f"{v}_" for v in k.inputs] + list(k.scalars) + ["out_"]
+    args = [f"{v}_" for v in k.inputs] + list(k.scalars) + (["reps"] if k.repeated else []) + ["out_"]
+    if not k.repeated:
+        lines = [f"def {k.symbol}({', '.join(args)}):",
+                 "    for i in prange(out_.shape[0]):"]
+        lines += [f"        {v} = {v}_[i]" for v in k.inputs]
+        lines += [f"        {py(s)}" for s in k.steps]
+        lines += [f"        out_[i] = {py(k.result)}", ""]
+        return "\n".join(lines)
+    # Repeated steps, block by block: a first pass reads the input and applies the steps
+    # once; then passes of NUMBA_UNROLL applications each, then single ones for the rest.
+    # Every pass over a block is an innermost loop over elements (vectorised by LLVM, which
+    # needs the slices: indices from range(len) are known to be non-negative), and the block
+    # stays in L1 between passes, so memory sees one read and one write per element.
+    (v,) = k.inputs
+
+    def block_pass(source, times, pad):
+        return [pad + line for line in ["for i in range(o.shape[0]):", f"    {v} = {source}[i]",
+                                        *(f"    {py(s)}" for _ in range(times) for s in k.steps),
+                                        f"    o[i] = {v}"]]
+
     lines = [f"def {k.symbol}({', '.join(args)}):",
-             "    for i in prange(out_.shape[0]):"]
-    lines += [f"        {v} = {v}_[i]" for v in k.inputs]
-    lines += [f"        {py(s)}" for s in k.steps]
-    lines += [f"        out_[i] = {py(k.result)}", ""]
+             "    n = out_.shape[0]",
+             f"    for b in prange((n + {NUMBA_BLOCK - 1}) // {NUMBA_BLOCK}):",
+             f"        lo = b * {NUMBA_BLOCK}",
+             f"        hi = min(lo + {NUMBA_BLOCK}, n)",
+             f"        src = {v}_[lo:hi]",
+             "        o = out_[lo:hi]",
+             *block_pass("src", 1, " " * 8),
+             f"        for _ in range((reps - 1) // {NUMBA_UNROLL}):",
+             *block_pass("o", NUMBA_UNROLL, " " * 12),
+             f"        for _ in range((reps - 1) % {NUMBA_UNROLL}):",
+             *block_pass("o", 1, " " * 12), ""]
     return "\n".join(lines)
 
 
@@ -228,13 +275,13 @@ def _cuda_grid_limit() -> int:
 
 # --- running ---------------------------------------------------------------------
 
-def _run(k: Kernel, arrays: tuple, scalars: tuple, out):
-    """Launch kernel ``k`` on already-validated arrays; returns ``out``."""
+def _run(k: Kernel, arrays: tuple, scalars: tuple, out, reps: int = 1):
+    """Launch kernel ``k`` on already-validated arrays (``reps`` times its steps if repeated)."""
     if out.size == 0:
         return out
     dtype = out.dtype
     flat = [a.reshape(-1) for a in arrays]
-    values = [dtype.type(s) for s in scalars]
+    values = [dtype.type(s) for s in scalars] + ([np.int64(reps)] if k.repeated else [])
     if _library(out) == "numpy":
         _numba_function(k)(*flat, *values, out.reshape(-1))
     else:
@@ -292,17 +339,18 @@ def chain(x, n, op="mul", fused=True, out=None, c=None, d=None, scratch=None):
     c = _scalar("c", c_default if c is None else c)
     d = _scalar("d", d_default if d is None else d)
     x, out = _prepare({"x": x}, out)
+    k = chain_kernel(op)
     if fused:
-        return _run(chain_kernel(op, n), (x,), (c, d), out)
+        return _run(k, (x,), (c, d), out, reps=n)
     if n > 1:
         if scratch is None:
             scratch = _scratch_like(out)
         else:
             _prepare({"x": x}, scratch, "scratch")
-    one, source = chain_kernel(op, 1), x
-    for k in range(n):
-        target = out if (n - 1 - k) % 2 == 0 else scratch   # the last pass writes out
-        _run(one, (source,), (c, d), target)
+    source = x
+    for i in range(n):
+        target = out if (n - 1 - i) % 2 == 0 else scratch   # the last pass writes out
+        _run(k, (source,), (c, d), target, reps=1)
         source = target
     return out
 
@@ -345,10 +393,11 @@ def traffic(name: str, x, n: int = 1, fused: bool = True, op: str = "mul", dtype
         size, itemsize = int(x.size), np.dtype(_dtype_name(x.dtype)).itemsize
     else:
         raise TypeError(f"x must be an array or an element count, got {type(x).__name__}")
-    k = kernel(name, n, op)
+    k = kernel(name, op)
     if name == "chain":
+        _check_count(n)
         passes = 1 if fused else n
-        return 2 * passes * size * itemsize, k.flops * size
+        return 2 * passes * size * itemsize, k.flops * n * size
     return (len(k.inputs) + 1) * size * itemsize, k.flops * size
 
 

@@ -79,9 +79,20 @@ def test_chain_custom_constants(rng):
                                   chain_reference(x, 2, "fma", 3.0, -1.0))
 
 
+@pytest.mark.parametrize("op", ["mul", "fma", "add"])
+@pytest.mark.parametrize("n", [1, 512, 4096])
+def test_long_chains_match_numpy(n, op, rng):
+    """Any chain length works (a loop in the kernel, not an unrolled body): n = 512 once
+    overflowed Numba's compiler. Sizes straddle the CPU kernel's block of elements."""
+    c, d = {"mul": (1.0001, 0.0), "fma": (0.5, 0.5), "add": (1e-4, 0.0)}[op]  # finite over 4096 ops
+    for size in (1, K.NUMBA_BLOCK - 1, K.NUMBA_BLOCK + 1, 3 * K.NUMBA_BLOCK + 17):
+        x = rng.uniform(0.5, 1.5, size).astype(np.float32)
+        np.testing.assert_array_equal(K.chain(x, n, op=op, c=c, d=d), chain_reference(x, n, op, c, d))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", list(K.OPS))
-@pytest.mark.parametrize("n", [1, 2, 5, 8])
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 9, 17, 512])
 def test_fused_equals_unfused(op, n, dtype, rng):
     x = rng.uniform(-2, 2, 7919).astype(dtype)
     fused = K.chain(x, n, op=op, fused=True)
@@ -254,21 +265,23 @@ def test_traffic_bad_input():
 # --- the one description behind both back ends -----------------------------------
 
 def all_sources():
-    """Every CUDA source the CuPy path can ship (chains for n = 1 and 8)."""
+    """Every CUDA source the CuPy path can ship (one chain kernel per op serves every n)."""
     out = [K.cuda_source(name, dtype) for name in K.KERNELS for dtype in K.DTYPES]
-    out += [K.cuda_source("chain", dtype, n=n, op=op)
-            for op in K.OPS for n in (1, 8) for dtype in K.DTYPES]
+    out += [K.cuda_source("chain", dtype, op=op) for op in K.OPS for dtype in K.DTYPES]
     return out
 
 
-def test_sources_repeat_the_op_n_times():
-    for n in (1, 2, 8):
-        cuda = K.cuda_source("chain", "float32", n=n, op="mul")
-        assert cuda.count("x = x * c;") == n
-        assert K.numba_source("chain", n=n, op="mul").count("x = x * c\n") == n
-    assert "cosf(x)" in K.cuda_source("chain", "float32", n=2, op="cos")
-    assert "cos(x)" in K.cuda_source("chain", "float64", n=2, op="cos")
-    assert "math.cos(x)" in K.numba_source("chain", n=2, op="cos")
+def test_chain_sources_loop_instead_of_repeating_the_op():
+    """The chain length is a run-time argument: the source does not grow with n."""
+    cuda = K.cuda_source("chain", "float32", op="mul")
+    assert "const long long reps" in cuda and "r < reps" in cuda
+    assert cuda.count("x = x * c;") == 1
+    numba = K.numba_source("chain", op="mul")
+    assert "reps" in numba.splitlines()[0]
+    assert numba.count("x = x * c\n") == 1 + K.NUMBA_UNROLL + 1   # first pass, unrolled passes, the rest
+    assert "cosf(x)" in K.cuda_source("chain", "float32", op="cos")
+    assert "cos(x)" in K.cuda_source("chain", "float64", op="cos")
+    assert "math.cos(x)" in K.numba_source("chain", op="cos")
     assert "out_[i] = x + a * y;" in K.cuda_source("triad", "float64")
     assert "out_[i] = x + a * y" in K.numba_source("triad")
     assert "prange" in K.numba_source("copy")
@@ -277,7 +290,7 @@ def test_sources_repeat_the_op_n_times():
 def test_source_names_are_unique_and_typed():
     names = [re.search(r"void (\w+)\(", s).group(1) for s in all_sources()]
     assert len(names) == len(set(names))
-    assert "brrr_triad_float" in names and "brrr_chain_fma_8_double" in names
+    assert "brrr_triad_float" in names and "brrr_chain_fma_double" in names
     assert "double" not in K.cuda_source("triad", np.float32)
 
 
@@ -338,11 +351,15 @@ def test_gpu_kernels_match_numpy(size, dtype, rng):
         np.testing.assert_allclose(cp.asnumpy(out), numpy_reference(name, xh, yh, 1.5), **tol)
     for op in K.OPS:
         _, _, c, d = K.OPS[op]
-        want = chain_reference(xh, 4, op, c, d)
-        fused = K.chain(x, 4, op=op)
-        unfused = K.chain(x, 4, op=op, fused=False)
-        np.testing.assert_allclose(cp.asnumpy(fused), want, rtol=16 * np.finfo(dtype).eps, atol=1e-6)
-        np.testing.assert_array_equal(cp.asnumpy(fused), cp.asnumpy(unfused))
+        for n in (1, 4, 512, 4096):
+            want = chain_reference(xh, n, op, c, d)
+            fused = K.chain(x, n, op=op)
+            unfused = K.chain(x, n, op=op, fused=False)
+            if op == "cos":  # CUDA's cos and libm's may differ in the last bit
+                np.testing.assert_allclose(cp.asnumpy(fused), want, rtol=64 * np.finfo(dtype).eps, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(cp.asnumpy(fused), want)
+            np.testing.assert_array_equal(cp.asnumpy(fused), cp.asnumpy(unfused))
 
 
 @pytest.mark.gpu
