@@ -14,7 +14,8 @@ from .roofline import Roofline, arithmetic_intensity
 from .results import Result
 from . import specs
 
-_LAZY = {"kernels", "experiments", "plot", "widgets", "intensity", "models", "profiler", "transformer", "cli", "grade"}
+_LAZY = {"kernels", "experiments", "plot", "widgets", "intensity", "models", "profiler", "transformer", "cli",
+         "grade", "book", "prose", "reference", "progress", "results"}
 
 
 def __getattr__(name):

@@ -124,6 +124,31 @@ def _is_reference(data) -> bool:
     return bool(_meta(data).get("reference"))
 
 
+def _references(reference) -> list:
+    """The reference runs to draw: None -> [], a Result -> [it], a list of Results as is."""
+    if reference is None:
+        return []
+    runs = [reference] if hasattr(reference, "records") else list(reference)
+    for run in runs:
+        if not (hasattr(run, "records") and hasattr(run, "meta")):
+            raise TypeError(f"reference must be brrr Results (from brrr.reference), got {type(run).__name__}")
+    return runs
+
+
+def reference_label(run) -> str:
+    """'NVIDIA H100 80GB HBM3, reference 2026-11-22': which device, and that it is not live."""
+    meta = _meta(run)
+    name = (meta.get("device") or {}).get("name", "reference device")
+    when = meta.get("date", "")[:10]
+    return f"{name}, reference{' ' + when if when else ''}"
+
+
+def _live_label(data) -> str:
+    """'AMD EPYC (2 threads), this run': the live series' legend entry beside references."""
+    name = (_meta(data).get("device") or {}).get("name")
+    return f"{name}, this run" if name else "this run"
+
+
 def _device_info(*sources, device=None) -> dict:
     """{'name', 'backend'} from an explicit device (dict or Device) or the first result with meta."""
     if device is not None:
@@ -219,7 +244,7 @@ def _point_label(rec: dict) -> str:
 
 @_styled
 def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
-             xlim=None, annotate_points=None):
+             xlim=None, annotate_points=None, reference=None):
     """Log-log roofline: FLOP/s against arithmetic intensity (FLOP/byte).
 
     Parameters
@@ -235,14 +260,18 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
     measured : the measured roof, dashed: a Roofline or a ``measure_roofline`` Result.
     device : a Device or its summary dict, for the title (default: from the results' meta).
 
+    reference : reference runs (from :mod:`brrr.reference`): each adds its device's
+        roof (:meth:`Roofline.of_run`: the spec sheet of a known GPU) and its points,
+        grey and hollow, one legend entry per device.
+
     Results marked ``reference`` (shipped with the book) are drawn grey and
     hollow, and say "reference" in the legend and title.
     """
     from .roofline import Roofline
-    from .experiments.roofline import measured_roofline
+    refs = _references(reference)
     measured_result = None
     if measured is not None and not isinstance(measured, Roofline):
-        measured_result, measured = measured, measured_roofline(measured)
+        measured_result, measured = measured, Roofline.from_measurements(measured)
     if roof is not None and not isinstance(roof, Roofline):
         raise TypeError(f"roof must be a brrr.Roofline, got {type(roof).__name__}")
     if roof is None and measured is None:
@@ -250,18 +279,22 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
     pts = _points(points)
     groups = points if isinstance(points, (list, tuple)) else [points]
     info = _device_info(measured_result, *groups, device=device)
-    roofs = [r for r in (roof, measured) if r is not None]
+    ref_roofs = [_roof_of(run) for run in refs]
+    ref_pts = [[p for p in _points(run)] for run in refs]
+    roofs = [r for r in (roof, measured) if r is not None] + ref_roofs
     ridges = [r.ridge for r in roofs]
     if xlim is None:
-        ais = [p[1] for p in pts] + ridges
+        ais = [p[1] for p in pts] + [p[1] for group in ref_pts for p in group] + ridges
         lo = min(min(ais) / 4, min(ridges) / 64)
         hi = max(max(ais) * 4, max(ridges) * 64)
         xlim = (2.0 ** math.floor(math.log2(lo)), 2.0 ** math.ceil(math.log2(hi)))
+    every = pts + [p for group in ref_pts for p in group]
     top = max([r.peak_flops for r in roofs] + [max(r.compute_ceilings.values(), default=0) for r in roofs]
-              + [p[2] for p in pts])
+              + [p[2] for p in every])
     unit, scale = flops_unit(top)
-    bottom = min([xlim[0] * r.peak_bandwidth for r in roofs] + [p[2] for p in pts]) / 2
-    fig, ax = _new_axes(ax, figsize=(9.0, 5.0))
+    bottom = min([xlim[0] * r.peak_bandwidth for r in roofs] + [p[2] for p in every]) / 2
+    own_figure = ax is None
+    fig, ax = _new_axes(ax, figsize=(8.0, 6.4))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*xlim)
@@ -314,10 +347,15 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
 
     if roof is not None:
         cpu_peaks = info.get("backend") == "cpu" and roof.name in ("", info.get("name"))
-        tag = "device peaks (measured once, cached)" if cpu_peaks else "spec sheet"
-        if roof.name and roof.name != info.get("name"):
-            tag += f" ({roof.name})"
+        if cpu_peaks:
+            tag = "device peaks (measured once, cached)"
+        elif roof.name.endswith(("spec sheet", "measured roof")):
+            tag = roof.name
+        else:
+            tag = "spec sheet" + (f" ({roof.name})" if roof.name and roof.name != info.get("name") else "")
         draw(roof, "-", SPEC_COLOR, tag, spec=True)
+    for run, r in zip(refs, ref_roofs):
+        draw(r, "-", REFERENCE_COLOR, f"{r.name} ({reference_label(run).split(', ', 1)[1]})", spec=True)
     if measured is not None:
         ref = measured_result is not None and _is_reference(measured_result)
         draw(measured, "--", REFERENCE_COLOR if ref else MEASURED_COLOR,
@@ -332,39 +370,70 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
         if annotate:
             ax.annotate(label, (x, y / scale), fontsize=7, xytext=(5, -3), textcoords="offset points",
                         color="0.3", va="top")
+    for j, (run, group) in enumerate(zip(refs, ref_pts)):
+        if group:
+            ax.plot([p[1] for p in group], [p[2] / scale for p in group], linestyle="none", markersize=6,
+                    marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)], color=REFERENCE_COLOR,
+                    markerfacecolor="none", label=f"measurements ({reference_label(run)})")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel(f"attainable throughput ({unit})")
     ax.set_title(title or device_title("Roofline", measured_result, *groups, device=device))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
-              ncol=1 if len(pts) < 14 else 2)
+    if own_figure:   # below the chart, so the chart keeps the page's width
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", frameon=False,
+                   ncol=2 if len(pts) + len(refs) > 3 else 1, fontsize=7)
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+                  ncol=1 if len(pts) < 14 else 2)
     _style(ax)
     return fig
+
+
+def _roof_of(run):
+    """The roof a reference run is judged against: its spec sheet, its measured roof, or
+    (for runs that measured no roof, e.g. a profile) the peaks saved with its device."""
+    from .roofline import Roofline
+    try:
+        return Roofline.of_run(run)
+    except ValueError:
+        roof = Roofline.from_summary(_meta(run).get("device") or {})
+        roof.name = f"{roof.name} peaks"
+        return roof
 
 
 # --- generic sweeps ------------------------------------------------------------------
 
 @_styled
 def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylabel=None,
-          title=None, marker="o"):
+          title=None, marker="o", reference=None):
     """Line plot of column ``y`` against ``x``, one line per value of ``hue``.
 
     ``data`` is a Result, DataFrame or list of records. Byte columns get
-    KiB/MiB/GiB ticks and a 'seconds' axis gets us/ms/s ticks. A reference
-    result is drawn grey and dashed, with '(reference)' in the legend.
+    KiB/MiB/GiB ticks and a 'seconds' axis gets us/ms/s ticks. ``reference``
+    (Results from :mod:`brrr.reference`) adds the same columns of each reference
+    run, grey, dashed and hollow, its device and date in the legend; the live
+    series then say 'this run'.
     """
     frame = _frame(data)
+    refs = _references(reference)
     for name, col in (("x", x), ("y", y)) + ((("hue", hue),) if hue else ()):
         if col not in frame:
             raise ValueError(f"{name}={col!r} is not a column; the data has {list(frame.columns)}")
-    ref = _is_reference(data)
     fig, ax = _new_axes(ax)
-    groups = frame.groupby(hue, sort=False) if hue else [(None, frame)]
-    for i, (key, part) in enumerate(groups):
-        part = part.sort_values(x)
-        label = None if key is None else f"{hue}={key}" if not isinstance(key, str) else key
-        if ref:
-            label = f"{label or 'measured'} (reference)"
-        ax.plot(part[x], part[y], markersize=4, label=label, **_series_style(i, ref, marker))
+    series = [(data, frame, _is_reference(data))] + [(run, _frame(run), True) for run in refs]
+    for j, (run, part_frame, ref) in enumerate(series):
+        if part_frame.empty or x not in part_frame or y not in part_frame:
+            continue
+        groups = part_frame.groupby(hue, sort=False) if hue and hue in part_frame else [(None, part_frame)]
+        who = reference_label(run) if ref else (_live_label(data) if refs else None)
+        for i, (key, part) in enumerate(groups):
+            part = part.sort_values(x)
+            label = None if key is None else f"{hue}={key}" if not isinstance(key, str) else key
+            if who:
+                label = f"{label} ({who})" if label else who
+            style = _series_style(max(j - 1, 0) if ref else i, ref, marker)
+            if ref and hue:
+                style["alpha"] = 0.5 + 0.5 * (i + 1) / len(groups)
+            ax.plot(part[x], part[y], markersize=4, label=label, **style)
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -380,8 +449,8 @@ def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylab
     ax.set_xlabel(xlabel or LABELS.get(x, x) + (" (bytes)" if x in BYTE_COLUMNS else ""))
     ax.set_ylabel(ylabel or LABELS.get(y, y))
     ax.set_title(title or device_title(getattr(data, "name", "") or f"{y} vs {x}", data))
-    if hue or ref:
-        ax.legend(frameon=False)
+    if hue or refs or _is_reference(data):
+        ax.legend(frameon=False, fontsize=7)
     _style(ax)
     return fig
 
@@ -389,55 +458,62 @@ def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylab
 # --- the pointwise-repeat sweep --------------------------------------------------------
 
 @_styled
-def repeat_sweep(result, axes=None, title=None):
+def repeat_sweep(result, axes=None, title=None, reference=None):
     """Three panels against ``repeat``: runtime, achieved FLOP/s and achieved bandwidth.
 
     One line per variant (fused, eager). The roofline-predicted knee (where the
     fused chain's intensity meets the ridge, ``meta['predicted_knee']``) is a
     dotted vertical line, the knee read off the fused runtimes
-    (``meta['measured_knee']``) a dash-dotted one.
+    (``meta['measured_knee']``) a dash-dotted one. ``reference`` runs of the same
+    sweep are drawn grey, with their predicted knee in grey.
     """
-    from .experiments.pointwise import measured_knee
-    frame = _frame(result)
+    refs = _references(reference)
+    runs = [(result, _is_reference(result))] + [(run, True) for run in refs]
+    frames = [_frame(run) for run, _ in runs]
     for col in ("repeat", "seconds", "flops", "nbytes"):
-        if col not in frame:
+        if col not in frames[0]:
             raise ValueError(f"repeat_sweep needs a {col!r} column (from pointwise_repeat_sweep)")
-    meta = _meta(result)
-    ref = _is_reference(result)
-    if axes is None:
-        fig, axes = _new_axes(None, ncols=3, figsize=(12.5, 4.0))
+    legend_ax = None
+    if axes is None:   # a 2 x 2 grid: three panels and the legend, readable at the page's width
+        import matplotlib.pyplot as plt
+        fig, grid = plt.subplots(2, 2, figsize=(9.0, 7.5), layout="constrained")
+        axes, legend_ax = [grid[0, 0], grid[0, 1], grid[1, 0]], grid[1, 1]
     else:
         axes = list(axes)
         if len(axes) != 3:
             raise ValueError(f"axes must be three matplotlib axes, got {len(axes)}")
         fig = axes[0].figure
-    top = float((frame["flops"] / frame["seconds"]).max())
+    top = max(float((f["flops"] / f["seconds"]).max()) for f in frames if len(f))
     unit, scale = flops_unit(top)
-    variants = list(dict.fromkeys(frame["variant"])) if "variant" in frame else [None]
-    panels = (("seconds", lambda f: f["seconds"], "runtime per call"),
-              (unit, lambda f: f["flops"] / f["seconds"] / scale, f"achieved throughput ({unit})"),
-              ("GB/s", lambda f: f["nbytes"] / f["seconds"] / 1e9, "achieved bandwidth (GB/s)"))
-    for ax, (_, fn, ylabel) in zip(axes, panels):
-        for i, variant in enumerate(variants):
-            part = frame if variant is None else frame[frame["variant"] == variant]
-            part = part.sort_values("repeat")
-            label = f"{variant or 'measured'}" + (" (reference)" if ref else "")
-            ax.plot(part["repeat"], fn(part), markersize=4, label=label, **_series_style(i, ref))
+    panels = ((lambda f: f["seconds"], "runtime per call"),
+              (lambda f: f["flops"] / f["seconds"] / scale, f"achieved throughput ({unit})"),
+              (lambda f: f["nbytes"] / f["seconds"] / 1e9, "achieved bandwidth (GB/s)"))
+    for ax, (fn, ylabel) in zip(axes, panels):
+        for j, ((run, ref), frame) in enumerate(zip(runs, frames)):
+            variants = list(dict.fromkeys(frame["variant"])) if "variant" in frame else [None]
+            who = reference_label(run) if ref else (_live_label(run) if refs else "")
+            for i, variant in enumerate(variants):
+                part = frame if variant is None else frame[frame["variant"] == variant]
+                part = part.sort_values("repeat")
+                label = f"{variant or 'measured'}" + (f" ({who})" if who else "")
+                style = _series_style(max(j - 1, 0) if ref else i, ref)
+                if ref:
+                    style["linestyle"] = "--" if variant != "eager" else ":"
+                ax.plot(part["repeat"], fn(part), markersize=4, label=label, **style)
+            meta = _meta(run)
+            predicted = meta.get("predicted_knee")
+            if predicted:
+                ax.axvline(predicted, color=REFERENCE_COLOR if ref else "0.3", linestyle=":", linewidth=1.2,
+                           label=f"roofline knee ({predicted:.3g}{', ' + who if ref else ''})")
+            knee = meta.get("measured_knee") if "measured_knee" in meta else None
+            if knee and not ref:
+                ax.axvline(knee, color="tab:red", linestyle="-.", linewidth=1.2,
+                           label=f"measured knee ({knee:.3g})")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         _power2_axis(ax.xaxis)
         ax.set_xlabel(LABELS["repeat"])
         ax.set_ylabel(ylabel)
-        predicted = meta.get("predicted_knee")
-        if predicted:
-            ax.axvline(predicted, color="0.3", linestyle=":", linewidth=1.2,
-                       label=f"roofline knee ({predicted:.3g})")
-        knee = meta.get("measured_knee")
-        if knee is None and "variant" in frame:
-            knee = measured_knee(frame.to_dict("records"), "fused")
-        if knee:
-            ax.axvline(knee, color="tab:red", linestyle="-.", linewidth=1.2,
-                       label=f"measured knee ({knee:.3g})")
         _style(ax)
     _seconds_axis(axes[0].yaxis)
     _log_axis(axes[1].yaxis)
@@ -445,7 +521,15 @@ def repeat_sweep(result, axes=None, title=None):
     axes[0].set_title("runtime")
     axes[1].set_title("FLOP/s")
     axes[2].set_title("memory bandwidth")
-    axes[0].legend(frameon=False)
+    handles, labels = axes[0].get_legend_handles_labels()
+    if legend_ax is not None:
+        legend_ax.axis("off")
+        legend_ax.legend(handles, labels, loc="center", frameon=False, fontsize=8)
+    else:
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)), frameon=False,
+                   fontsize=7)
+    meta = _meta(result)
+    frame = frames[0]
     n = meta.get("n") or (int(frame["n"].iloc[0]) if "n" in frame else None)
     what = f"x = x * 2, repeated ({n:,} {meta.get('dtype', '')} elements)" if n else "x = x * 2, repeated"
     fig.suptitle(title or device_title(what, result))
@@ -455,16 +539,19 @@ def repeat_sweep(result, axes=None, title=None):
 # --- bandwidth and matmul against size -------------------------------------------------
 
 @_styled
-def bandwidth_vs_size(result, ax=None, title=None):
+def bandwidth_vs_size(result, ax=None, title=None, reference=None):
     """Copy bandwidth (GB/s) against working set (bytes), with the cache sizes marked.
 
-    Dotted vertical lines mark each cache level from ``meta['caches']``; a
-    dashed horizontal line marks the device's DRAM peak (spec on a GPU,
-    measured on the CPU) from ``meta['device']``.
+    Dotted vertical lines mark each cache level of the live device from
+    ``meta['caches']``; a dashed horizontal line marks each device's DRAM peak
+    (spec on a GPU, measured on a CPU) from ``meta['device']``. ``reference``
+    runs are drawn grey; with them the bandwidth axis is logarithmic, since a
+    CPU and a GPU differ a hundredfold.
     """
     frame = _frame(result)
+    refs = _references(reference)
     x = "working_set" if "working_set" in frame else "nbytes"
-    fig = sweep(result, x, "gbps", hue=None, logx=True, logy=False, ax=ax,
+    fig = sweep(result, x, "gbps", hue=None, logx=True, logy=bool(refs), ax=ax, reference=refs,
                 ylabel="copy bandwidth (GB/s)", xlabel="working set (bytes, source + destination)")
     ax = fig.axes[0] if ax is None else ax
     meta = _meta(result)
@@ -475,50 +562,65 @@ def bandwidth_vs_size(result, ax=None, title=None):
             ax.annotate(f"{level} {format_bytes(size)}", (size, 0.0), xycoords=("data", "axes fraction"),
                         fontsize=7, rotation=90, ha="right", va="bottom", color="0.35", xytext=(-2, 3),
                         textcoords="offset points")
-    dev = meta.get("device") or {}
-    if dev.get("peak_bandwidth"):
-        kind = "measured" if dev.get("backend") == "cpu" else "spec"
-        ax.axhline(dev["peak_bandwidth"] / 1e9, color=SPEC_COLOR, linestyle="--", linewidth=1,
-                   label=f"DRAM peak, {kind} ({format_rate(dev['peak_bandwidth'], 'B/s')})")
-        ax.legend(frameon=False, loc="best")
-    ax.set_ylim(bottom=0)
+    for run, ref in [(result, _is_reference(result))] + [(r, True) for r in refs]:
+        dev = _meta(run).get("device") or {}
+        if dev.get("peak_bandwidth"):
+            kind = "measured" if dev.get("backend") == "cpu" else "spec"
+            who = f"{dev.get('name', '')}: " if refs else ""
+            ax.axhline(dev["peak_bandwidth"] / 1e9, color=REFERENCE_COLOR if ref else SPEC_COLOR,
+                       linestyle="--", linewidth=1,
+                       label=f"{who}DRAM peak, {kind} ({format_rate(dev['peak_bandwidth'], 'B/s')})")
+    ax.legend(frameon=False, loc="best", fontsize=7)
+    if not refs:
+        ax.set_ylim(bottom=0)
     ax.set_title(title or device_title("Copy bandwidth vs working set", result))
     return fig
 
 
 @_styled
-def matmul_vs_size(result, ax=None, title=None, fraction=False):
+def matmul_vs_size(result, ax=None, title=None, fraction=False, reference=None):
     """Square-matmul FLOP/s against n, with the device's peak for that dtype as a dashed line.
 
     ``fraction=True`` plots the fraction of peak (MFU-style) instead of FLOP/s.
+    ``reference`` runs of the same sweep are drawn grey with their own peak line.
     """
-    frame = _frame(result).copy()
-    if "flops" not in frame or "seconds" not in frame:
-        raise ValueError("matmul_vs_size needs 'flops' and 'seconds' columns (from matmul_vs_size)")
-    frame["flops_per_s"] = frame["flops"] / frame["seconds"]
-    peak = float(frame["peak_flops"].max()) if "peak_flops" in frame else None
-    top = max(frame["flops_per_s"].max(), peak or 0)
+    refs = _references(reference)
+
+    def prepared(run):
+        frame = _frame(run).copy()
+        if "flops" not in frame or "seconds" not in frame:
+            raise ValueError("matmul_vs_size needs 'flops' and 'seconds' columns (from matmul_vs_size)")
+        frame["flops_per_s"] = frame["flops"] / frame["seconds"]
+        return frame
+
+    frames = [prepared(result)] + [prepared(run) for run in refs]
+    peaks = [float(f["peak_flops"].max()) if "peak_flops" in f else None for f in frames]
+    if fraction and any(p is None for p in peaks):
+        raise ValueError("fraction=True needs a 'peak_flops' column")
+    top = max(max(f["flops_per_s"].max() for f in frames), max((p or 0) for p in peaks))
     unit, scale = flops_unit(top)
-    frame["rate"] = frame["flops_per_s"] / scale
-    if fraction:
-        if peak is None:
-            raise ValueError("fraction=True needs a 'peak_flops' column")
-        frame["rate"] = frame["flops_per_s"] / frame["peak_flops"]
-    hue = "dtype" if "dtype" in frame and frame["dtype"].nunique() > 1 else None
-    x = "n" if "n" in frame else "size"
-    fig = sweep(_Reframed(frame, result), x, "rate", hue=hue, logx=True, logy=True, ax=ax,
+    for f in frames:
+        f["rate"] = f["flops_per_s"] / f["peak_flops"] if fraction else f["flops_per_s"] / scale
+    hue = "dtype" if "dtype" in frames[0] and any(f["dtype"].nunique() > 1 for f in frames) else None
+    x = "n" if "n" in frames[0] else "size"
+    fig = sweep(_Reframed(frames[0], result), x, "rate", hue=hue, logx=True, logy=True, ax=ax,
+                reference=[_Reframed(f, run) for f, run in zip(frames[1:], refs)],
                 xlabel="matrix size n (n x n times n x n)",
                 ylabel="fraction of peak" if fraction else f"throughput ({unit})")
     ax = fig.axes[0] if ax is None else ax
-    if peak and not fraction:
-        dev = _meta(result).get("device") or {}
-        kind = "measured" if dev.get("backend") == "cpu" else "spec"
-        ax.axhline(peak / scale, color=SPEC_COLOR, linestyle="--", linewidth=1,
-                   label=f"peak, {kind} ({peak / scale:.3g} {unit})")
-        ax.legend(frameon=False, loc="lower right")
-    elif fraction:
+    if fraction:
         ax.axhline(1.0, color=SPEC_COLOR, linestyle="--", linewidth=1)
-    dtype = frame["dtype"].iloc[0] if "dtype" in frame else ""
+    else:
+        for run, peak, ref in zip([result, *refs], peaks, [_is_reference(result)] + [True] * len(refs)):
+            if not peak:
+                continue
+            dev = _meta(run).get("device") or {}
+            kind = "measured" if dev.get("backend") == "cpu" else "spec"
+            who = f"{dev.get('name', '')}: " if refs else ""
+            ax.axhline(peak / scale, color=REFERENCE_COLOR if ref else SPEC_COLOR, linestyle="--",
+                       linewidth=1, label=f"{who}peak, {kind} ({peak / scale:.3g} {unit})")
+        ax.legend(frameon=False, loc="best", fontsize=7)
+    dtype = frames[0]["dtype"].iloc[0] if "dtype" in frames[0] else ""
     ax.set_title(title or device_title(f"Matmul throughput vs size ({dtype})", result))
     return fig
 
@@ -541,35 +643,58 @@ def save(fig, path: str, dpi: int = 150) -> str:
 # --- bars (added for chapters 1 and 3) -------------------------------------------------
 
 @_styled
-def bars(data, label, value, ax=None, xlabel=None, title=None, log=None, color=None):
+def bars(data, label, value, ax=None, xlabel=None, title=None, log=None, color=None, reference=None):
     """Horizontal bars of column ``value``, one per record, named by column ``label``.
 
     Each bar carries its value at its end (seconds get us/ms/s, FLOP/s and other
     numbers three significant figures). ``log=None`` picks a log axis when the
     values span more than 20x. For a handful of quantities side by side: Python
     operations per second, 'returned' vs 'finished', eager vs CUDA graph.
+    ``reference`` runs add, under each live bar, a grey bar for the same label
+    from each reference device (and their labels that the live run lacks, last);
+    the legend says which device each colour is.
     """
     from .timing import format_seconds
+    import matplotlib.patches as mpatches
     frame = _frame(data)
+    refs = _references(reference)
     for name, col in (("label", label), ("value", value)):
         if col not in frame:
             raise ValueError(f"{name}={col!r} is not a column; the data has {list(frame.columns)}")
-    values = frame[value].astype(float).to_numpy()
+    ref_rows = []
+    for j, run in enumerate(refs):
+        f = _frame(run)
+        if label in f and value in f:
+            ref_rows += [(j, str(k), float(v)) for k, v in zip(f[label], f[value])]
+    rows = []   # (name, value, reference index or None)
+    live = [(str(k), float(v)) for k, v in zip(frame[label], frame[value])]
+    for name, v in live:
+        rows.append((name, v, None))
+        rows += [(name, rv, j) for j, rname, rv in ref_rows if rname == name]
+    rows += [(rname, rv, j) for j, rname, rv in ref_rows if rname not in {n for n, _ in live}]
+    values = np.array([v for _, v, _ in rows], dtype=float)
     if len(values) == 0:
         raise ValueError("bars() needs at least one record")
     if log is None:
         positive = values[values > 0]
         log = len(positive) == len(values) and positive.max() > 20 * positive.min()
-    fig, ax = _new_axes(ax, figsize=(6.4, 0.5 + 0.45 * len(values)))
-    names = [str(v) for v in frame[label]]
-    ref = _is_reference(data)
-    colors = color or [REFERENCE_COLOR if ref else f"C{i % 10}" for i in range(len(values))]
-    ax.barh(range(len(values)), values, color=colors, height=0.6)
-    ax.set_yticks(range(len(values)), names)
+    own_figure = ax is None
+    fig, ax = _new_axes(ax, figsize=(6.4, 0.5 + 0.45 * len(values) + (0.3 * (1 + len(refs)) if refs else 0)))
+    ref_data = _is_reference(data)
+    if color is not None:
+        colors = color
+    elif refs:
+        colors = [REFERENCE_COLOR if j is not None else "C0" for _, _, j in rows]
+    else:
+        colors = [REFERENCE_COLOR if ref_data else f"C{i % 10}" for i in range(len(values))]
+    hatches = ["//" if j is not None else "" for _, _, j in rows]
+    ax.barh(range(len(values)), values, color=colors, height=0.6, hatch=hatches if refs else None,
+            edgecolor="white" if refs else None)
+    ax.set_yticks(range(len(values)), [n for n, _, _ in rows])
     ax.invert_yaxis()
     if log:
         ax.set_xscale("log")
-    if value == "seconds" or value.endswith("_seconds"):
+    if value == "seconds" or value.endswith("seconds") or value.startswith("time"):
         _seconds_axis(ax.xaxis)
         text = [format_seconds(v) for v in values]
     else:
@@ -579,6 +704,14 @@ def bars(data, label, value, ax=None, xlabel=None, title=None, log=None, color=N
     ax.set_xlim(right=ax.get_xlim()[1] * (3 if log else 1.15))
     ax.set_xlabel(xlabel or LABELS.get(value, value))
     ax.set_title(title or device_title(getattr(data, "name", "") or value, data))
+    if refs:
+        handles = [mpatches.Patch(color="C0", label=_live_label(data))]
+        handles += [mpatches.Patch(facecolor=REFERENCE_COLOR, hatch="//", edgecolor="white",
+                                   label=reference_label(run)) for run in refs]
+        if own_figure:
+            fig.legend(handles=handles, frameon=False, fontsize=7, loc="outside lower left")
+        else:
+            ax.legend(handles=handles, frameon=False, fontsize=7, loc="best")
     ax.grid(False, axis="y")
     _style(ax)
     return fig

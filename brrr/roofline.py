@@ -18,6 +18,12 @@ import numpy as np
 COMPUTE, MEMORY, OVERHEAD = "compute-bound", "memory-bound", "overhead-bound"
 
 
+def has_spec_sheet(summary: dict) -> bool:
+    """Whether a device (its ``Device.summary()`` dict) takes its peaks from a spec sheet:
+    a GPU that :mod:`brrr.specs` knows. A CPU's or an unknown GPU's peaks are measured."""
+    return summary.get("backend") == "cuda" and not summary.get("source", "").startswith("unknown GPU")
+
+
 def _positive(name, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
@@ -165,6 +171,38 @@ class Roofline:
         return cls(peak_flops=summary["peak_flops_float32"], peak_bandwidth=summary["peak_bandwidth"],
                    compute_ceilings=compute, memory_ceilings={"DRAM": summary["peak_bandwidth"]},
                    name=summary.get("name", ""))
+
+    @classmethod
+    def from_measurements(cls, result) -> "Roofline":
+        """The roof a :func:`brrr.experiments.measure_roofline` result measured: the best
+        bandwidth and the best float32 general-math matmul, every other measured rate a
+        ceiling. Named '<device> measured roof'. Works on a result loaded from JSON."""
+        meta = getattr(result, "meta", None)
+        if meta is None:
+            raise TypeError(f"result must be a brrr.Result from measure_roofline, got {type(result).__name__}")
+        for key in ("peak_bandwidth", "peak_flops"):
+            if not meta.get(key):
+                raise ValueError(f"result has no {key.replace('_', ' ')} measurement: was it cut short? "
+                                 f"(notes: {meta.get('notes', [])})")
+        name = meta.get("device", {}).get("name", "")
+        return cls(peak_flops=meta["peak_flops"], peak_bandwidth=meta["peak_bandwidth"],
+                   compute_ceilings=dict(meta.get("compute_ceilings", {})),
+                   memory_ceilings=dict(meta.get("memory_ceilings", {})),
+                   name=f"{name} measured roof".strip())
+
+    @classmethod
+    def of_run(cls, result) -> "Roofline":
+        """The one roof a run is judged against: its device's spec sheet where brrr has one
+        (a known GPU), else the roof the run measured (a CPU, an unknown GPU).
+
+        ``result`` is a :func:`measure_roofline` result, live or loaded from JSON.
+        """
+        summary = getattr(result, "meta", {}).get("device", {})
+        if has_spec_sheet(summary):
+            roof = cls.from_summary(summary)
+            roof.name = f"{summary['name']} spec sheet"
+            return roof
+        return cls.from_measurements(result)
 
     def __repr__(self):
         return (f"Roofline({self.name + ': ' if self.name else ''}{self.peak_flops / 1e12:.3g} TFLOP/s, "

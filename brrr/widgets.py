@@ -1,8 +1,10 @@
 """Interactive explorers: move the sliders, watch a kernel's point move on the roofline.
 
 Each explorer needs ipywidgets and a live kernel to be interactive. Where there
-is none (a static HTML page, a plain Python script, ipywidgets missing), it
-still shows a figure: the same plot at the starting values, drawn once.
+is none (a plain Python script, ipywidgets missing), it returns a figure: the
+same plot at the starting values, drawn once. In a kernel it returns an
+:class:`Explorer`, which Jupyter and Colab show as the live widget and a static
+page (the book's HTML, which loads no widget JavaScript) as that figure.
 """
 from __future__ import annotations
 
@@ -80,11 +82,33 @@ def roofline_explorer(roof: Roofline = None, intensity: float = 1.0, nbytes: flo
         except ImportError:
             static = True
     if static:
-        import textwrap
-        fig = roofline_figure(roof, intensity, nbytes)
-        fig.supxlabel(textwrap.fill(explain(roof, intensity, nbytes), 120), fontsize=8, color="0.25")
-        return fig
-    return _interactive(roof, intensity, nbytes)
+        return _static_figure(roof, intensity, nbytes)
+    return Explorer(_interactive(roof, intensity, nbytes), _static_figure(roof, intensity, nbytes))
+
+
+def _static_figure(roof, intensity, nbytes):
+    import textwrap
+    fig = roofline_figure(roof, intensity, nbytes)
+    fig.supxlabel(textwrap.fill(explain(roof, intensity, nbytes), 120), fontsize=8, color="0.25")
+    return fig
+
+
+class Explorer:
+    """A widget and a picture of it: shown live where widgets run, as a PNG where they don't."""
+
+    def __init__(self, widget, figure):
+        import base64
+        import io
+        import matplotlib.pyplot as plt
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+        plt.close(figure)   # shown through this object, not by the inline backend
+        self.widget = widget
+        self.png = base64.b64encode(buffer.getvalue()).decode("ascii")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        return {**bundle, "image/png": self.png}
 
 
 def _interactive(roof, intensity, nbytes):

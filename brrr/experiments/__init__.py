@@ -11,6 +11,6 @@ from .matmul import matmul_vs_size
 from .roofline import measure_roofline, measured_roofline
 from .pointwise import pointwise_repeat_sweep, predicted_knee, measured_knee
 from .fusion import (fusion_speedup, speedups, speedup_lines, predicted_speedup, chain_traffic,
-                     crossover_k, epilogue_fusion, epilogue_traffic, generated_kernels, time_lines)
+                     crossover_k, epilogue_fusion, cos_cases, epilogue_traffic, generated_kernels, time_lines)
 from .recompute import (saved_tensors, saved_bytes, mlp_stack, Checkpointed, checkpoint_sweep,
                         checkpoint_model, compiled_recompute, pointwise_chain, peak_memory)

@@ -38,11 +38,11 @@ def run_sweep(name: str, points: Iterable, measure: Callable, command: str = "",
     shows how far the sweep is. If a point runs out of memory, the sweep stops
     there, keeps every record so far, and says so in ``meta['notes']``.
     """
-    from tqdm.auto import tqdm
+    from ..progress import progress as progress_bar
     points = list(points)
     result = Result(name=name, meta=provenance(command, **meta))
     result.meta.setdefault("notes", [])
-    bar = tqdm(points, desc=name, disable=not progress, leave=False)
+    bar = progress_bar(points, desc=name, enabled=progress)
     for point in bar:
         try:
             out = measure(point)

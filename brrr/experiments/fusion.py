@@ -31,6 +31,7 @@ import time
 
 from .. import config
 from ..device import device as live_device
+from ..results import Result
 from ..roofline import Roofline
 from ..timing import bench
 from . import _arrays
@@ -304,6 +305,22 @@ def fusion_speedup(ks=None, n=None, op: str = "mul", dtype="float32", backends=(
     if compile_seconds:
         result.meta["compile_seconds"] = compile_seconds
     return result
+
+
+def cos_cases(result):
+    """The ``x.cos().cos()`` comparison of a ``fusion_speedup(ks=(1, 2), op='cos')`` run: a
+    Result (same meta) with one record per case ('cos', 'cos().cos(), fused', 'cos().cos(),
+    unfused'): 'time per call' and 'roofline time' (seconds) and the roofline's regime."""
+    frame = _frame(result)
+    rows = []
+    for k, variant, case in ((1, "fused", "cos"), (2, "fused", "cos().cos(), fused"),
+                             (2, "unfused", "cos().cos(), unfused")):
+        match = frame[(frame.k == k) & (frame.variant == variant)]
+        if len(match):
+            r = match.iloc[0]
+            rows.append({"case": case, "time per call": r.seconds, "roofline time": r.predicted_seconds,
+                         "regime (roofline)": r.predicted_regime})
+    return Result("cos_cases", rows, dict(result.meta))
 
 
 def speedups(result):

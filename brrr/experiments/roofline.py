@@ -150,22 +150,6 @@ def _roofs(records) -> dict:
 
 
 def measured_roofline(result) -> Roofline:
-    """The :class:`brrr.Roofline` of a :func:`measure_roofline` result (measured, not spec).
-
-    Its main roof is the best bandwidth and the best float32 general-math matmul;
-    every other measured rate is a ceiling (e.g. 'triad (brrr.kernels)', 'TF32
-    tensor matmul'). Works on a result loaded back from JSON too.
-    """
-    meta = getattr(result, "meta", None)
-    if meta is None:
-        raise TypeError(f"result must be a brrr.Result from measure_roofline, got {type(result).__name__}")
-    roofs = dict(meta) if "peak_bandwidth" in meta else _roofs(result.records)
-    for key in ("peak_bandwidth", "peak_flops"):
-        if not roofs.get(key):
-            raise ValueError(f"result has no {key.replace('_', ' ')} measurement: was it cut short? "
-                             f"(notes: {meta.get('notes', [])})")
-    name = meta.get("device", {}).get("name", "")
-    return Roofline(peak_flops=roofs["peak_flops"], peak_bandwidth=roofs["peak_bandwidth"],
-                    compute_ceilings=dict(roofs.get("compute_ceilings", {})),
-                    memory_ceilings=dict(roofs.get("memory_ceilings", {})),
-                    name=f"{name} (measured)" if name else "measured")
+    """The :class:`brrr.Roofline` of a :func:`measure_roofline` result (measured, not spec):
+    :meth:`brrr.Roofline.from_measurements`."""
+    return Roofline.from_measurements(result)

@@ -1,0 +1,138 @@
+"""How a chapter presents itself: the opening note on what was measured, and readable tables.
+
+A chapter opens with :func:`intro`: which device measured the page, where its
+roofs come from, which reference GPUs are drawn beside it, and, in a quick
+build, a warning that the numbers are a smoke test. Tables go through
+:func:`table`: units in the headers, numbers with sensible digits, a dash for
+a missing value, no index column.
+"""
+from __future__ import annotations
+
+import math
+
+from . import config
+from .prose import Prose
+
+QUICK_BANNER = (
+    "> **Quick build: do not read the numbers on this page.** It ran with `BRRR_QUICK=1`, which "
+    "shrinks arrays (small enough to stay in the caches), shortens sweeps and takes few samples, "
+    "so that the whole book builds in minutes. The figures show that the code runs, not what this "
+    "machine can do: bandwidths above a roof, flat curves, speed-ups and percentages of a peak "
+    "here are artefacts of the small sizes. Run the chapter without `BRRR_QUICK` (or build the "
+    "book with `make book`) for real measurements. {extra}")
+
+# What, in each chapter, a quick build distorts most (appended to the banner).
+QUICK_CAVEATS = {
+    1: "Here: small matmuls and few batch sizes, so the curves stop before they flatten.",
+    2: "Here: the arrays fit in the last-level cache, so bandwidths can exceed the DRAM roof.",
+    3: "Here: the size sweep stops early, so the linear part of each curve is short.",
+    4: "Here: the arrays are small and fewer chain lengths are timed, so the speed-ups are rough.",
+    5: "Here: a shallow stack, so the best segment length has few candidates.",
+    6: "Here: the measured convolutions use small feature maps.",
+    7: "Here: short sequences and small images, so most operators are overhead-bound.",
+}
+
+
+def _where(dev) -> str:
+    from .roofline import has_spec_sheet
+    summary = dev.summary()
+    if dev.backend == "cuda" and has_spec_sheet(summary):
+        return ("a CUDA GPU. Its roofs come from its spec sheet (`brrr.specs`), and the experiments "
+                "run with CuPy and PyTorch on it.")
+    if dev.backend == "cuda":
+        return ("a CUDA GPU that `brrr` has no spec sheet for, so its roofs are the ones `brrr` "
+                "measured on it.")
+    return ("the CPU: no CUDA GPU was found. Every experiment runs on the CPU (NumPy, Numba, "
+            "PyTorch), and its roofs are measured on this CPU, not looked up.")
+
+
+def _references_sentence() -> str:
+    from .reference import record_sets
+    gpus = []
+    for runs in record_sets().values():
+        run = next(iter(runs.values()))
+        dev = run.meta.get("device", {})
+        if dev.get("backend") == "cuda":
+            dates = sorted(r.meta.get("date", "")[:10] for r in runs.values())
+            gpus.append(f"{dev.get('name', '?')} (measured {dates[0]}"
+                        + (f" to {dates[-1]}" if dates[-1] != dates[0] else "") + ")")
+    if not gpus:
+        return "No reference GPU runs ship with this copy of `brrr`, so every figure shows this run only."
+    return ("Beside this run, each figure draws in grey the same experiment measured on the reference "
+            f"GPU{'s' if len(gpus) > 1 else ''}: {', '.join(gpus)}. Where no reference run of an "
+            "experiment ships yet, the figure shows this run alone and the text says so.")
+
+
+def intro(chapter: int, dev=None) -> Prose:
+    """The opening note of chapter ``chapter``: the live device, its roofs, the reference GPUs,
+    and in quick mode a banner saying which numbers not to trust."""
+    from .device import device
+    dev = dev or device()
+    quick = config.quick_mode()
+    text = (f"**Measured on this page:** {dev.name}, {_where(dev)} " + _references_sentence())
+    if quick:
+        text = QUICK_BANNER.format(extra=QUICK_CAVEATS.get(chapter, "")).strip() + "\n\n" + text
+    return Prose(text, {"device": dev.name, "backend": dev.backend, "quick": quick})
+
+
+# --- tables ---------------------------------------------------------------------------
+
+def _fmt_seconds(v) -> str:
+    from .timing import format_seconds
+    return format_seconds(v).replace("us", "µs")
+
+
+def _fmt_bytes(v) -> str:
+    from .plot import format_bytes
+    return format_bytes(v)
+
+
+def _fmt_number(v) -> str:
+    if isinstance(v, (bool,)) or not isinstance(v, (int, float)):
+        return str(v)
+    if float(v).is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}"
+    return f"{v:,.3g}" if abs(v) >= 1e-3 else f"{v:.3g}"
+
+
+FORMATS = {
+    "time": _fmt_seconds,
+    "bytes": _fmt_bytes,
+    "number": _fmt_number,
+    "int": lambda v: f"{int(round(v)):,}",
+    "percent": lambda v: f"{100 * v:.1f}%",
+    "ratio": lambda v: f"{v:.2f}",
+}
+
+
+def table(frame, formats: dict = None, index: bool = False):
+    """``frame`` (a DataFrame) styled for the page: each column formatted by ``formats``
+    (column -> 'time', 'bytes', 'number', 'int', 'percent', 'ratio' or a format string
+    such as '{:.1f}'; other numeric columns get three significant digits), missing
+    values as '–', the index hidden unless ``index=True``."""
+    import pandas as pd
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    formats = dict(formats or {})
+    for col in formats:
+        if col not in frame.columns:
+            raise ValueError(f"formats names {col!r}, which is not a column: {list(frame.columns)}")
+    funcs = {}
+    for col in frame.columns:
+        kind = formats.get(col)
+        if kind is None and not pd.api.types.is_numeric_dtype(frame[col]):
+            continue
+        fn = FORMATS.get(kind, _fmt_number) if kind is None or kind in FORMATS else kind.format
+        funcs[col] = _skip_missing(fn)
+    styled = frame.style.format(funcs, na_rep="–")
+    if not index:
+        styled = styled.hide(axis="index")
+    return styled.set_table_styles([{"selector": "td, th", "props": "padding: 2px 8px; font-size: 0.9em;"}])
+
+
+def _skip_missing(fn):
+    def wrapped(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "–"
+        return fn(v)
+    return wrapped

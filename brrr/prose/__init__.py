@@ -1,0 +1,54 @@
+"""Sentences about measurements, chosen by the data they describe.
+
+A chapter never types a comparison into its text: "faster", "in steps",
+"memory-bound", "73% of the peak" all depend on what this run measured. Each
+function here takes the chapter's results (the live run and the reference
+runs) and returns a :class:`Prose`: Markdown that a code cell displays, in the
+published HTML (input hidden) and on Colab alike, plus ``facts``, the numbers
+and the outcome it was chosen from, which the tests check against the records.
+
+One module per chapter: :mod:`.compute`, :mod:`.bandwidth`, :mod:`.overhead`,
+:mod:`.fusion`, :mod:`.recompute`, :mod:`.networks`, :mod:`.diagnosis`. The
+small vocabulary they share (ratios in words, device names) is in :mod:`.words`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Prose:
+    """Markdown text and the facts it states (``outcome``: which wording was chosen)."""
+    text: str
+    facts: dict = field(default_factory=dict)
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __add__(self, other: "Prose") -> "Prose":
+        """Two pieces of prose as one paragraph (facts merged)."""
+        return Prose(f"{self.text} {other.text}".strip(), {**self.facts, **other.facts})
+
+
+def paragraphs(*parts) -> Prose:
+    """Several pieces of prose as separate paragraphs; ``None`` parts are left out."""
+    parts = [p for p in parts if p is not None and str(p)]
+    facts = {}
+    for p in parts:
+        facts.update(getattr(p, "facts", {}))
+    return Prose("\n\n".join(str(p) for p in parts), facts)
+
+
+def __getattr__(name):
+    # brrr.prose.bandwidth etc. load on first use.
+    import importlib
+    try:
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError:
+        raise AttributeError(f"module 'brrr.prose' has no attribute {name!r}") from None

@@ -1,0 +1,390 @@
+"""Chapter 2, memory bandwidth: sentences chosen by the measurements.
+
+Each function takes the chapter's live result and the reference runs of the
+same experiment (from :func:`brrr.reference.beside`) and returns
+:class:`~brrr.prose.Prose`.
+"""
+from __future__ import annotations
+
+from . import Prose, paragraphs
+from . import words as w
+
+TOP_SHARE = 0.7     # a point below 70% of the curve's peak is "down from the peak"
+FLAT = 1.3          # max / min below this: the curve is flat
+ABOVE_ROOF = 1.05   # 5% above a roof is "above" it (less is noise)
+
+
+# --- arithmetic intensity table --------------------------------------------------------
+
+def intensity_table(frame) -> Prose:
+    """Which kernels of the table (columns 'kernel', 'intensity (FLOP/byte)') are below one
+    FLOP per byte, and what fusing the chain did to its intensity."""
+    col = "intensity (FLOP/byte)"
+    rows = dict(zip(frame["kernel"], frame[col]))
+    heavy = {k: v for k, v in rows.items() if v >= 1}
+    if not heavy:
+        text = (f"Every one of these is below one FLOP per byte (the highest, "
+                f"{max(rows, key=rows.get)}, does {w.number(max(rows.values()))}).")
+        outcome = "all below one"
+    else:
+        names = ", ".join(f"{k} ({w.number(v)} FLOP/byte)" for k, v in heavy.items())
+        text = (f"All but {len(heavy)} of these are below one FLOP per byte; the exception"
+                f"{'s are' if len(heavy) > 1 else ' is'} {names}.")
+        outcome = "some at or above one"
+    fused = {k: v for k, v in rows.items() if "fused" in k and "unfused" not in k}
+    unfused = {k: v for k, v in rows.items() if "unfused" in k}
+    facts = {"outcome": outcome, "max_intensity": max(rows.values()), "at_or_above_one": sorted(heavy)}
+    if fused and unfused:
+        ratio = next(iter(fused.values())) / next(iter(unfused.values()))
+        text += (f" The two chain rows do the same multiplications, yet the fused one has "
+                 f"{w.times(ratio)} the intensity of the unfused one, because its data crosses "
+                 "memory once instead of once per multiplication. That is the whole idea of Chapter 4.")
+        facts["fused_over_unfused"] = ratio
+    return Prose(text, facts)
+
+
+# --- bandwidth against working-set size ---------------------------------------------
+
+def curve(result) -> dict:
+    """The shape of a bandwidth-vs-size run: peak, first and last points, the steepest drop,
+    and whether it rises, falls, rises then falls, or is flat (``shape``)."""
+    recs = sorted(result.records, key=lambda r: r["working_set"])
+    gbps = [r["gbps"] for r in recs]
+    sizes = [r["working_set"] for r in recs]
+    i_peak = max(range(len(gbps)), key=gbps.__getitem__)
+    peak, first, last = gbps[i_peak], gbps[0], gbps[-1]
+    if max(gbps) < FLAT * min(gbps):
+        shape = "flat"
+    elif first < TOP_SHARE * peak and last < TOP_SHARE * peak:
+        shape = "rises then falls"
+    elif last < TOP_SHARE * peak:
+        shape = "falls"
+    elif first < TOP_SHARE * peak:
+        shape = "rises"
+    else:
+        shape = "flat"
+    drop = None
+    if i_peak < len(gbps) - 1:
+        j = max(range(i_peak, len(gbps) - 1), key=lambda k: gbps[k] / gbps[k + 1])
+        drop = (sizes[j], sizes[j + 1], gbps[j] / gbps[j + 1])
+    dev = result.meta.get("device", {})
+    caches = result.meta.get("caches") or {}
+    level = None
+    if drop:
+        inside = [(name, c) for name, c in caches.items() if drop[0] / 2 <= c <= drop[1] * 2]
+        level = max(inside, key=lambda kv: kv[1]) if inside else None
+    return {"shape": shape, "peak": peak, "peak_size": sizes[i_peak], "first": first,
+            "first_size": sizes[0], "last": last, "last_size": sizes[-1], "drop": drop, "level": level,
+            "dram_peak": dev.get("peak_bandwidth"), "cpu": dev.get("backend") == "cpu",
+            "device": dev.get("name", "this device")}
+
+
+def _gb(gbps: float) -> str:
+    return w.rate(gbps * 1e9, "B/s")
+
+
+def _shape_sentence(c: dict, subject: str) -> str:
+    drop = ""
+    if c["drop"]:
+        a, b, _ = c["drop"]
+        where = ""
+        if c["level"]:
+            name, cache = c["level"]
+            where = f", around the size of the {name} ({w.size(cache)})"
+            if b < cache:
+                where += (f", before the working set reaches all of it: the {name} is shared with other "
+                          "cores and other programs, so less of it is there for this copy")
+        drop = f" It falls most steeply between {w.size(a)} and {w.size(b)}{where}."
+    if c["shape"] == "rises then falls":
+        return (f"{subject} the copy bandwidth first rises with the working set, from {_gb(c['first'])} at "
+                f"{w.size(c['first_size'])} to a peak of {_gb(c['peak'])} at {w.size(c['peak_size'])}: the "
+                "smallest copies are too short to hide the fixed cost of a call (Chapter 3). Past the peak "
+                f"it falls as the data stops fitting in the caches.{drop} The largest working set, "
+                f"{w.size(c['last_size'])}, must come from DRAM and ran at {_gb(c['last'])}, "
+                f"{w.times(c['peak'] / c['last'])} less than the peak.")
+    if c["shape"] == "falls":
+        return (f"{subject} the copy bandwidth is highest for small working sets ({_gb(c['peak'])} at "
+                f"{w.size(c['peak_size'])}) and falls as the data stops fitting in the caches.{drop} "
+                f"The largest working set, {w.size(c['last_size'])}, must come from DRAM and ran at "
+                f"{_gb(c['last'])}, {w.times(c['peak'] / c['last'])} less than the peak.")
+    if c["shape"] == "rises":
+        return (f"{subject} the copy bandwidth rises with the working set all the way to the largest "
+                f"one ({_gb(c['last'])} at {w.size(c['last_size'])}): the fixed cost of a call weighs "
+                "less as copies grow, and this sweep never reached a size where the caches run out, "
+                "so it shows no step down to DRAM.")
+    return (f"{subject} the copy bandwidth barely changed across the sweep (between "
+            f"{_gb(min(c['first'], c['last'], c['peak']))} and {_gb(c['peak'])}): this run did not show "
+            "the cache steps. A coarse sweep (the quick build) can step over them, and on a machine "
+            "shared with other programs, their data share the caches too.")
+
+
+def _roof_sentence(c: dict) -> str:
+    if not c["dram_peak"]:
+        return ""
+    kind = "measured" if c["cpu"] else "spec-sheet"
+    parts = []
+    if c["peak"] > ABOVE_ROOF * c["dram_peak"] / 1e9:
+        parts.append(f"The peak is {w.times(c['peak'] * 1e9 / c['dram_peak'])} the {kind} DRAM bandwidth "
+                     f"of {w.rate(c['dram_peak'], 'B/s')}: those bytes came from a cache, which is "
+                     "faster than DRAM, not from DRAM.")
+    parts.append(f"The largest working set reached {w.percent(c['last'] * 1e9 / c['dram_peak'])} of the "
+                 f"{kind} DRAM bandwidth.")
+    return " ".join(parts)
+
+
+def _brief(c: dict, subject: str) -> str:
+    """One sentence on a reference run's curve: its peak, and what it settled at from DRAM."""
+    if c["shape"] in ("flat", "rises"):
+        return _shape_sentence(c, subject + ",")
+    where = f", inside its {w.size(c['level'][1])} {c['level'][0]}" if c["level"] else ""
+    above = ""
+    if c["dram_peak"] and c["peak"] > ABOVE_ROOF * c["dram_peak"] / 1e9:
+        above = f" ({w.times(c['peak'] * 1e9 / c['dram_peak'])} its DRAM spec, so served from cache)"
+    spec = f" ({w.percent(c['last'] * 1e9 / c['dram_peak'])} of the spec)" if c["dram_peak"] else ""
+    return (f"{subject} the same sweep peaked at {_gb(c['peak'])} at {w.size(c['peak_size'])}{where}{above}, "
+            f"and fell to {_gb(c['last'])}{spec} for the largest working set, which comes from DRAM.")
+
+
+def bandwidth_curve(result, references=()) -> Prose:
+    """What the bandwidth-vs-size sweep did on this device and on each reference GPU."""
+    c = curve(result)
+    live = _shape_sentence(c, f"On {c['device']},") + " " + _roof_sentence(c)
+    facts = {"outcome": c["shape"], "peak_gbps": c["peak"], "last_gbps": c["last"],
+             "peak_size": c["peak_size"], "level": c["level"][0] if c["level"] else None}
+    parts = [Prose(live.strip(), facts)]
+    if not references:
+        parts.append(Prose(w.no_reference("this sweep"), {"references": 0}))
+    for run in references:
+        r = curve(run)
+        text = _brief(r, w.reference_intro(run))
+        ratio = r["last"] / c["last"]
+        if ratio > 1 + w.SAME:
+            text += (f" Its bandwidth from DRAM was {w.times(ratio)} this run's: HBM stacks sit beside "
+                     "the GPU die and connect through thousands of wires, where a CPU has a few DRAM "
+                     "channels shared by all its cores.")
+        elif ratio < 1 - w.SAME:
+            text += f" Its bandwidth from DRAM was {w.times(1 / ratio)} lower than this run's."
+        else:
+            text += " Its bandwidth from DRAM was about the same as this run's."
+        if r["first"] < c["first"]:
+            text += (f" At the smallest size, though, it was slower than this run ({_gb(r['first'])} "
+                     f"against {_gb(c['first'])}): a GPU pays microseconds per copy however small, so "
+                     "it needs megabytes per call before its bandwidth shows.")
+        parts.append(Prose(text, {f"reference {w.device_of(run)}": r["shape"]}))
+    return paragraphs(*parts)
+
+
+# --- the roofline -------------------------------------------------------------------------
+
+def _roof_facts(run) -> dict:
+    from ..roofline import Roofline, has_spec_sheet
+    roof = Roofline.of_run(run)
+    meta = run.meta
+    spec = has_spec_sheet(meta.get("device", {}))
+    best_bw = max((r for r in run.records if r["kind"] == "bandwidth"), key=lambda r: r["gbps"], default=None)
+    general = [r for r in run.records if r["kind"] == "compute" and not r.get("tensor_cores")]
+    best_mm = max(general, key=lambda r: r["gflops"], default=None)
+    points = [r for r in run.records if r.get("flops") and r.get("nbytes")]
+    tensor_peak = max(roof.compute_ceilings.values(), default=roof.peak_flops)
+
+    def attainable(r):  # a tensor-core matmul is judged against the tensor-core ceiling
+        peak = max(tensor_peak, roof.peak_flops) if r.get("tensor_cores") else roof.peak_flops
+        return min(peak, r["flops"] / r["nbytes"] * roof.peak_bandwidth)
+    above = [r for r in points if r["flops"] / r["seconds"] > ABOVE_ROOF * attainable(r)]
+    stream = [r["flops"] / r["nbytes"] for r in points if r["kind"] == "bandwidth"]
+    mm = [r["flops"] / r["nbytes"] for r in points if r["kind"] == "compute" and not r.get("tensor_cores")]
+    return {"roof": roof, "spec": spec, "best_bw": best_bw, "best_mm": best_mm, "above": above,
+            "stream_max": max(stream, default=None), "mm_min": min(mm, default=None),
+            "tensor": [r for r in run.records if r["kind"] == "compute" and r.get("tensor_cores")]}
+
+
+def roofline_summary(measured, references=()) -> Prose:
+    """Where this run's roof came from, how the kernels and matmuls sit against its ridge,
+    and the same for each reference GPU."""
+    f = _roof_facts(measured)
+    roof, dev = f["roof"], w.device_of(measured)
+    if f["spec"]:
+        text = (f"{dev} has a spec sheet, so its roof is the spec's: {w.rate(roof.peak_bandwidth, 'B/s')} and "
+                f"{w.rate(roof.peak_flops)} (FP32), a ridge at {w.number(roof.ridge)} FLOP/byte. The best "
+                f"STREAM kernel here moved {w.rate(f['best_bw']['gbps'] * 1e9, 'B/s')} "
+                f"({w.percent(f['best_bw']['gbps'] * 1e9 / roof.peak_bandwidth)} of the spec) and the best FP32 "
+                f"matmul did {w.rate(f['best_mm']['gflops'] * 1e9)} "
+                f"({w.percent(f['best_mm']['gflops'] * 1e9 / roof.peak_flops)}).")
+    else:
+        text = (f"{dev} has no spec sheet in `brrr`, so the roof drawn is the one this experiment measured: "
+                f"the best STREAM kernel ({f['best_bw']['op']}, {f['best_bw']['library']}) moved "
+                f"{w.rate(f['best_bw']['gbps'] * 1e9, 'B/s')} and the best float32 matmul did "
+                f"{w.rate(f['best_mm']['gflops'] * 1e9)}, which puts the ridge at {w.number(roof.ridge)} "
+                "FLOP/byte. It is a measured roof, not a hardware peak: since it is the best of these very "
+                "measurements, no point can sit above it, and the hardware may be capable of more.")
+    facts = {"spec": f["spec"], "ridge": roof.ridge, "above_roof": len(f["above"])}
+    if f["stream_max"] is not None:
+        left = f["stream_max"] < roof.ridge
+        facts["stream_left_of_ridge"] = left
+        text += (" Every STREAM kernel sits left of the ridge, on the slanted part: memory-bound." if left else
+                 " Some STREAM kernel sits right of the ridge, which a kernel doing at most two FLOPs per "
+                 "element should never do: the peaks are suspect.")
+    if f["mm_min"] is not None:
+        right = f["mm_min"] > roof.ridge
+        facts["matmuls_right_of_ridge"] = right
+        text += (" The matmuls sit right of it, where the flat compute roof applies." if right else
+                 " Not every matmul clears the ridge: the smaller ones do too few FLOPs per byte to be "
+                 "compute-bound here.")
+    if f["above"]:
+        names = ", ".join(f"{r['op']} ({r['library']})" for r in f["above"])
+        text += (f" {names} measured above the roof. A point above a roof is not faster than physics: "
+                 "either its bytes came from a cache (the array was too small to leave it) or the spec "
+                 "sheet understates the part.")
+    parts = [Prose(text, facts)]
+    if not references:
+        parts.append(Prose(w.no_reference("the roofline experiment"), {"references": 0}))
+    for run in references:
+        r = _roof_facts(run)
+        rr = r["roof"]
+        t = (f"{w.reference_intro(run)}, the {'spec' if r['spec'] else 'measured'} ridge is at "
+             f"{w.number(rr.ridge)} FLOP/byte for FP32, {w.relative(rr.ridge, roof.ridge)}.")
+        if r["spec"] and r["best_bw"] and r["best_mm"]:
+            t += (f" Its best STREAM kernel reached {w.percent(r['best_bw']['gbps'] * 1e9 / rr.peak_bandwidth)} "
+                  f"of the spec bandwidth and its FP32 matmul {w.percent(r['best_mm']['gflops'] * 1e9 / rr.peak_flops)} "
+                  "of the spec FLOP/s.")
+        if r["tensor"]:
+            best = max(r["tensor"], key=lambda x: x["gflops"])
+            t += (f" Its tensor cores did {w.rate(best['gflops'] * 1e9)} on a "
+                  f"{best['dtype']} matmul, {w.times(best['gflops'] / r['best_mm']['gflops'])} its FP32 "
+                  "general-math rate: with tensor cores the ridge moves right by the same factor.")
+        parts.append(Prose(t, {f"reference {w.device_of(run)} ridge": rr.ridge}))
+    return paragraphs(*parts)
+
+
+# --- the x * 2 repeat sweep -------------------------------------------------------------
+
+KNEE_CLOSE = 1.5    # a measured knee within 1.5x of the prediction "lands near" it
+
+
+def _knee_facts(run) -> dict:
+    meta = run.meta
+    predicted, measured = meta.get("predicted_knee"), meta.get("measured_knee")
+    if measured is None:
+        outcome = "no knee"
+    elif measured < predicted / KNEE_CLOSE:
+        outcome = "earlier"
+    elif measured > predicted * KNEE_CLOSE:
+        outcome = "later"
+    else:
+        outcome = "near"
+    eager = sorted((r["repeat"], r["seconds"]) for r in run.records if r["variant"] == "eager")
+    growth = (eager[-1][1] / eager[0][1], eager[-1][0] / eager[0][0]) if len(eager) > 1 else None
+    return {"predicted": predicted, "measured": measured, "outcome": outcome, "eager_growth": growth}
+
+
+def _knee_sentence(k: dict, subject: str) -> str:
+    if k["outcome"] == "no knee":
+        return (f"{subject} the fused runtime never rose clearly above its flat floor: the sweep stayed "
+                f"memory-bound up to its largest repeat, short of the predicted knee at {w.number(k['predicted'])}.")
+    where = {"earlier": "earlier than", "later": "later than", "near": "close to"}[k["outcome"]]
+    text = (f"{subject} the fused runtime left its flat floor at about {w.number(k['measured'])} multiplications "
+            f"per element, {where} the {w.number(k['predicted'])} the roofline predicts.")
+    if k["outcome"] == "earlier":
+        text += (" The prediction uses the FP32 peak, which counts a fused multiply-add as two FLOPs; a chain "
+                 "of dependent multiplications does one FLOP per instruction, so its own compute roof is "
+                 "lower and the knee comes sooner.")
+    elif k["outcome"] == "later":
+        text += " The kernel ran faster than the peak in the prediction assumes, so the peak is too low for this code."
+    return text
+
+
+def repeat_sweep(result, references=()) -> Prose:
+    """The knee of the fused runtime against the roofline's, the eager line's growth, and points
+    above the bandwidth roof, for this run and each reference GPU."""
+    k = _knee_facts(result)
+    text = _knee_sentence(k, "On this run")
+    facts = {"outcome": k["outcome"], "predicted_knee": k["predicted"], "measured_knee": k["measured"]}
+    if k["eager_growth"]:
+        grew, span = k["eager_growth"]
+        facts["eager_grows"] = grew > 0.5 * span
+        text += (f" The eager runtime grew {w.times(grew)} as the repeats grew {w.times(span)}: every "
+                 "multiplication is another full trip through memory." if grew > 0.5 * span else
+                 f" The eager runtime grew only {w.times(grew)} over a {w.number(span)}-fold range of "
+                 "repeats, less than one trip through memory per multiplication would cost: small arrays "
+                 "that stay in cache make the extra passes cheap.")
+    roof = result.meta.get("roof") or {}
+    peak_bw = roof.get("peak_bandwidth")
+    if peak_bw:
+        above = [r for r in result.records if r["gbps"] * 1e9 > ABOVE_ROOF * peak_bw]
+        facts["above_roof"] = len(above)
+        item = 8 if result.meta.get("dtype") == "float64" else 4
+        working_set = 2 * result.meta.get("n", 0) * item
+        llc = (result.meta.get("device") or {}).get("l2_bytes") or 0
+        cached = working_set < 4 * llc
+        facts["cache_resident"] = cached
+        if above:
+            text += f" {len(above)} point{'s' if len(above) > 1 else ''} moved data faster than the roof's {w.rate(peak_bw, 'B/s')}: "
+            text += (f"source and result together are {w.size(working_set)}, less than four times the "
+                     f"{w.size(llc)} last-level cache, so part of the traffic was served from cache." if cached else
+                     f"source and result together are {w.size(working_set)}, far more than any cache, so the "
+                     "roof understates this machine: it is the best of another experiment's kernels, and "
+                     "these kernels did better.")
+    parts = [Prose(text, facts)]
+    if not references:
+        parts.append(Prose(w.no_reference("this sweep"), {"references": 0}))
+    for run in references:
+        rk = _knee_facts(run)
+        t = _knee_sentence(rk, f"{w.reference_intro(run)},")
+        parts.append(Prose(t, {f"reference {w.device_of(run)}": rk["outcome"]}))
+    return paragraphs(*parts)
+
+
+# --- cos and cos().cos() -------------------------------------------------------------------
+
+def cos_times(result) -> dict:
+    """Times of one cos, the fused pair and the unfused pair, and the two ratios to one cos."""
+    rows = {(r["k"], r["variant"]): r["seconds"] for r in result.records}
+    single = rows.get((1, "fused"), rows.get((1, "unfused")))
+    fused, unfused = rows[(2, "fused")], rows[(2, "unfused")]
+    regime = next((r.get("predicted_regime") for r in result.records if r["k"] == 2 and r["variant"] == "fused"), None)
+    return {"single": single, "fused": fused, "unfused": unfused, "fused_ratio": fused / single,
+            "unfused_ratio": unfused / single, "predicted_regime": regime}
+
+
+def _cos_outcome(c: dict) -> str:
+    if c["fused_ratio"] < 1.3 and c["unfused_ratio"] > 1.6:
+        return "memory-bound"       # He's case: the pair costs one trip, unfused two
+    if c["fused_ratio"] > 1.6 and c["unfused_ratio"] / c["fused_ratio"] < 1.3:
+        return "compute-bound"      # each cos costs more arithmetic time than its bytes
+    return "in between"
+
+
+def cos_fusion(result, references=()) -> Prose:
+    """What fusing x.cos().cos() did here, and why; the same for each reference GPU."""
+    c = cos_times(result)
+    outcome = _cos_outcome(c)
+    text = (f"Relative to a single `cos`, the fused `cos().cos()` took {w.number(c['fused_ratio'])} times as "
+            f"long and the unfused one {w.number(c['unfused_ratio'])} times. ")
+    if outcome == "memory-bound":
+        text += ("That is He's argument, measured: both variants are memory-bound, so the time follows the "
+                 "traffic, and fusing the pair makes it cost about what one `cos` costs.")
+    elif outcome == "compute-bound":
+        text += ("Here fusing saved almost nothing, and the measurement says why: a single `cos` is already "
+                 "compute-bound on this device, so the second `cos` costs its full arithmetic time whether or "
+                 "not its bytes make an extra trip. " +
+                 ("Numba computes `cos` with a scalar math-library call per element (there is no vectorised "
+                  "math library, SVML, in this build), which takes far longer than moving the element's "
+                  "8 bytes. " if w.is_cpu(result) else "") +
+                 "The roofline's prediction counts `cos` as one FLOP and so underestimates it. Fusion saves "
+                 "bytes; it saves time only where bytes are what the time is spent on.")
+    else:
+        text += ("Fusing helped, but by less than the traffic alone would predict: part of the time is "
+                 "arithmetic (a `cos` is many instructions), which fusion does not remove.")
+    parts = [Prose(text, {"outcome": outcome, "fused_ratio": c["fused_ratio"], "unfused_ratio": c["unfused_ratio"]})]
+    if not references:
+        parts.append(Prose(w.no_reference("this comparison"), {"references": 0}))
+    for run in references:
+        r = cos_times(run)
+        o = _cos_outcome(r)
+        t = (f"{w.reference_intro(run)}, the fused pair took {w.number(r['fused_ratio'])} and the unfused pair "
+             f"{w.number(r['unfused_ratio'])} times a single `cos`: "
+             + {"memory-bound": "memory-bound, as He describes.",
+                "compute-bound": "compute-bound, so fusion saved little.",
+                "in between": "partly memory-, partly compute-bound."}[o])
+        parts.append(Prose(t, {f"reference {w.device_of(run)}": o}))
+    return paragraphs(*parts)
