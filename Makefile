@@ -1,11 +1,13 @@
-# Two commands: `make book` builds the book, `make test` runs every test.
-# Both create .venv from requirements.txt on first use (Python 3.11+ as python3).
+# Two commands: `make book` builds the book, `make test` builds it and runs every test.
+# Both create .venv from requirements.txt on first use (Python 3.11 as python3: the pinned
+# build environment; the library itself supports Python 3.10 and later).
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: book book-quick solutions exercises test test-fast benchmarks clean
+.PHONY: book book-quick solutions exercises reference test test-fast benchmarks clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,13 +16,20 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-# The full book, as readers get it: every chapter executed on this machine.
+# The full book, as readers get it: every chapter executed on this machine at full size,
+# warnings are errors. The log (with the exit status and the time) goes to _build/book.log,
+# which the tests read.
 book: $(STAMP)
-	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	@mkdir -p _build
+	@start=$$(date +%s); set -o pipefail; \
+	$(VENV)/bin/jupyter-book build . --all -W -n --keep-going 2>&1 | tee _build/book.log; \
+	status=$$?; echo "exit status: $$status" >> _build/book.log; \
+	echo "full book built in $$(( $$(date +%s) - start )) s (log: _build/book.log)" | tee -a _build/book.log; \
+	exit $$status
 
-# The quick book (small sizes, short budgets), as CI builds it.
+# The quick book (small sizes, short budgets) for fast local iteration; every page says so.
 book-quick: $(STAMP)
-	BRRR_QUICK=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going --path-output _build/quick
+	BRRR_QUICK=1 $(VENV)/bin/jupyter-book build . --all -W -n --keep-going --path-output _build/quick
 
 # The instructor build: the same book with the solution notebooks rendered.
 solutions: $(STAMP)
@@ -30,7 +39,13 @@ solutions: $(STAMP)
 exercises: $(STAMP)
 	$(PY) scripts/build_exercises.py
 
-test: $(STAMP)
+# Reference runs of every chapter on this machine (run it on a quiet GPU; see the script).
+reference: $(STAMP)
+	$(PY) scripts/make_reference.py
+
+# Everything CI checks: the full book, then every test (which also builds the quick book,
+# grades the exercises and checks both builds' HTML).
+test: book
 	$(PY) -m pytest -q -ra
 
 test-fast: $(STAMP)

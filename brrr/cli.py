@@ -81,8 +81,8 @@ def cmd_roofline(args) -> int:
           f"ridge {spec.ridge:.3g} FLOP/byte ({'measured once and cached' if dev.backend == 'cpu' else 'spec sheet'})")
     print(f"measured roof  {measured.peak_flops / 1e12:.4g} TFLOP/s, {measured.peak_bandwidth / 1e9:.4g} GB/s, "
           f"ridge {measured.ridge:.3g} FLOP/byte")
-    print(f"               = {measured.peak_flops / spec.peak_flops:.0%} of peak FLOP/s, "
-          f"{measured.peak_bandwidth / spec.peak_bandwidth:.0%} of peak bandwidth")
+    from .prose.bandwidth import against_peaks
+    print(f"               = {against_peaks(measured, spec, cpu=dev.backend == 'cpu')}")
     for rec in result.records:
         rate = (f"{rec['gbps']:.4g} GB/s" if rec["kind"] == "bandwidth"
                 else f"{rec['gflops']:.4g} GFLOP/s")

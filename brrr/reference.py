@@ -97,3 +97,59 @@ def beside(data, name: str = None) -> list:
         os.makedirs(folder, exist_ok=True)
         saved.to_json(os.path.join(folder, f"{name}.json"))
     return load(name)
+
+
+# --- the reference appendix ------------------------------------------------------------
+
+def _devices(runs: dict) -> list:
+    """Device folders of ``runs`` (from :func:`record_sets`), GPUs first, then by name."""
+    def key(folder):
+        first = next(iter(runs[folder].values()))
+        return (first.meta.get("device", {}).get("backend") != "cuda", folder)
+    return sorted(runs, key=key)
+
+
+def provenance_table(runs: dict):
+    """One row per device: its name, backend, the dates, library versions and command of its runs."""
+    import pandas as pd
+    rows = []
+    for folder in _devices(runs):
+        results = list(runs[folder].values())
+        meta = results[0].meta
+        dates = sorted(r.meta.get("date", "")[:10] for r in results)
+        rows.append({"device": meta.get("device", {}).get("name", folder),
+                     "backend": meta.get("device", {}).get("backend", ""),
+                     "experiments": len(results),
+                     "measured (UTC)": dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}",
+                     "versions": ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items()),
+                     "command": sorted({r.meta.get("command", "") for r in results})[-1]})
+    return pd.DataFrame(rows)
+
+
+def coverage_table(runs: dict):
+    """Experiments (rows) against devices (columns): the date each was measured, or None."""
+    import pandas as pd
+    names = sorted({name for folder in runs for name in runs[folder]})
+    table = {}
+    for folder in _devices(runs):
+        device = next(iter(runs[folder].values())).meta.get("device", {}).get("name", folder)
+        table[device] = [runs[folder][n].meta.get("date", "")[:10] if n in runs[folder] else None
+                         for n in names]
+    return pd.DataFrame(table, index=pd.Index(names, name="experiment"))
+
+
+def draw(runs: dict, name: str, plot):
+    """Experiment ``name`` of every device in ``runs`` on one chart, drawn by ``plot`` (a
+    :mod:`brrr.plot` function): the first device (a GPU where there is one) as the run, the
+    others as its ``reference``. For :func:`brrr.plot.roofline`, each device's own roof."""
+    from . import plot as plots
+    from .roofline import Roofline
+    have = [runs[f][name] for f in _devices(runs) if name in runs[f]]
+    if not have:
+        raise ValueError(f"no device has a run of {name!r}")
+    for run in have:
+        run.meta["reference"] = True
+    first, rest = have[0], have[1:]
+    if plot is plots.roofline:
+        return plot(Roofline.of_run(first), points=first, reference=rest)
+    return plot(first, reference=rest)

@@ -1,7 +1,7 @@
 """Copy the JavaScript the offline book needs from node_modules into book/static/vendor/.
 
-The built HTML must render math and saved widget state without any CDN, so the
-few files it loads are committed under ``book/static/vendor/`` (served by Sphinx
+The built HTML must render math without any CDN, so the few files it loads are
+committed under ``book/static/vendor/`` (served by Sphinx
 through ``html_static_path``; see ``_config.yml``). This script regenerates them
 from the versions pinned in ``package.json`` / ``package-lock.json``:
 
@@ -9,7 +9,7 @@ from the versions pinned in ``package.json`` / ``package-lock.json``:
     python scripts/vendor_js.py          # copy; prints the total size
     python scripts/vendor_js.py --check  # exit 1 if book/static/vendor differs
 
-Only the files a page actually loads are copied (about 6 MB), not the packages.
+Only the files a page actually loads are copied (about 2 MB), not the packages.
 """
 import argparse
 import filecmp
@@ -31,15 +31,8 @@ FILES = [
     ("mathjax/es5/output/chtml/fonts/woff-v2/", "mathjax/output/chtml/fonts/woff-v2/"),
     ("mathjax/es5/a11y/assistive-mml.js", "mathjax/a11y/assistive-mml.js"),
     ("mathjax/LICENSE", "mathjax/LICENSE"),
-    # RequireJS, which the AMD build of the widget manager needs.
-    ("requirejs/require.js", "require/require.js"),
-    # The widget manager that renders saved widget state (ipywidgets 8), with the
-    # Font Awesome fonts its CSS points at (woff2/woff only: every browser that
-    # runs the bundle reads those).
-    ("@jupyter-widgets/html-manager/dist/embed-amd.js", "html-manager/embed-amd.js"),
-    ("@jupyter-widgets/html-manager/dist/*.woff2", "html-manager/"),
-    ("@jupyter-widgets/html-manager/dist/*.woff", "html-manager/"),
-    ("@jupyter-widgets/html-manager/dist/embed.js.LICENSE.txt", "html-manager/LICENSE.txt"),
+    # No widget manager: the static site shows a widget's picture instead (see
+    # brrr.widgets.Explorer and nb_mime_priority_overrides in _config.yml).
 ]
 
 

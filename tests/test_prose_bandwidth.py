@@ -105,3 +105,13 @@ def test_cos_fusion(runs):
         assert "fusing saved almost nothing" in text
     else:
         assert "by less than the traffic alone would predict" in text
+
+
+def test_against_peaks_explains_every_percentage_above_a_peak():
+    peaks = brrr.Roofline(peak_flops=100e9, peak_bandwidth=20e9)
+    above = str(prose.against_peaks(brrr.Roofline(peak_flops=80e9, peak_bandwidth=31.6e9), peaks, cpu=True))
+    assert "158% of the cached peak (measured once) bandwidth: above it, because" in above
+    assert "80% of the cached peak (measured once) FLOP/s;" in above
+    gpu = str(prose.against_peaks(brrr.Roofline(peak_flops=30e9, peak_bandwidth=30e9), peaks, cpu=False))
+    assert "30% of the spec-sheet peak FLOP/s: far below it" in gpu
+    assert "150% of the spec-sheet peak bandwidth: above it, because faster than the spec allows" in gpu

@@ -388,3 +388,26 @@ def cos_fusion(result, references=()) -> Prose:
                 "in between": "partly memory-, partly compute-bound."}[o])
         parts.append(Prose(t, {f"reference {w.device_of(run)}": o}))
     return paragraphs(*parts)
+
+
+def against_peaks(measured, peaks, cpu: bool) -> Prose:
+    """How a measured roof compares with the device's peaks (spec sheet, or a CPU's cached
+    one-off measurement), each percentage with what it means: 'brrr roofline' prints it."""
+    kind = "cached peak (measured once)" if cpu else "spec-sheet peak"
+    parts, facts = [], {}
+    for what, got, peak in (("FLOP/s", measured.peak_flops, peaks.peak_flops),
+                            ("bandwidth", measured.peak_bandwidth, peaks.peak_bandwidth)):
+        fraction = got / peak
+        facts[what] = fraction
+        if fraction > ABOVE_ROOF:
+            why = ("this run's kernels beat the one-off measurement those peaks came from, so they are "
+                   "not a hardware limit" if cpu else
+                   "faster than the spec allows: an array small enough to stay in cache, or a spec "
+                   "sheet that understates this part")
+            parts.append(f"{w.percent(fraction)} of the {kind} {what}: above it, because {why}")
+        elif fraction < 0.5:
+            parts.append(f"{w.percent(fraction)} of the {kind} {what}: far below it (a busy machine, or "
+                         "a kernel that cannot use the whole device)")
+        else:
+            parts.append(f"{w.percent(fraction)} of the {kind} {what}")
+    return Prose("; ".join(parts) + ".", facts)

@@ -1,0 +1,70 @@
+"""brrr.reference: shipped reference runs, recorded by the chapters' own beside() calls."""
+import json
+
+import pandas as pd
+import pytest
+
+from brrr import reference
+from brrr.results import Result
+
+PROVENANCE = ("device", "versions", "date", "command")
+
+
+def test_every_shipped_run_carries_its_provenance():
+    sets = reference.record_sets()
+    assert sets, "brrr ships no reference runs"
+    for device, runs in sets.items():
+        for name, run in runs.items():
+            for key in PROVENANCE:
+                assert run.meta.get(key), f"{device}/{name} has no {key}"
+            assert run.meta.get("reference") is True
+            assert "make_reference.py" in run.meta["command"]
+            assert not run.meta.get("quick"), f"{device}/{name} is a quick-mode run, not a reference"
+            assert run.records, f"{device}/{name} has no records"
+
+
+def test_load_keeps_one_backend_and_refuses_bad_names():
+    gpus = reference.load("measure_roofline")
+    assert gpus and all(r.meta["device"]["backend"] == "cuda" for r in gpus)
+    assert all(r.meta["device"]["backend"] == "cpu" for r in reference.load("measure_roofline", backend="cpu"))
+    assert reference.load("no_such_experiment") == []
+    for bad in ("", "../etc", 3):
+        with pytest.raises(ValueError):
+            reference.load(bad)
+    with pytest.raises(ValueError, match="backend"):
+        reference.load("measure_roofline", backend="tpu")
+
+
+def test_beside_records_only_when_asked(tmp_path, monkeypatch):
+    run = Result("demo_sweep", [{"x": 1, "seconds": 0.5}], {"device": {"name": "Test", "backend": "cpu"},
+                                                             "date": "2026-01-01", "versions": {}})
+    monkeypatch.delenv(reference.RECORD_ENV, raising=False)
+    assert reference.beside(run) == []
+    assert not list(tmp_path.iterdir())
+    monkeypatch.setenv(reference.RECORD_ENV, str(tmp_path / "test-device"))
+    monkeypatch.setenv(reference.COMMAND_ENV, "python scripts/make_reference.py --chapters 02")
+    reference.beside(run, "renamed")
+    saved = json.loads((tmp_path / "test-device" / "renamed.json").read_text())
+    assert saved["name"] == "renamed" and saved["records"] == run.records
+    assert saved["meta"]["reference"] is True and saved["meta"]["command"].endswith("--chapters 02")
+    assert "reference" not in run.meta     # the live result is left as it was
+
+
+def test_a_profiler_table_round_trips_with_its_attrs(tmp_path, monkeypatch):
+    table = pd.DataFrame({"op": ["aten.mm", "aten.add"], "seconds": [1e-3, 2e-5]})
+    table.attrs["model_seconds"] = 0.002
+    with pytest.raises(ValueError, match="name is needed"):
+        reference.beside(table)
+    monkeypatch.setenv(reference.RECORD_ENV, str(tmp_path / "dev"))
+    reference.beside(table, "profile_demo")
+    back = reference.as_frame(Result.load(str(tmp_path / "dev" / "profile_demo.json")))
+    assert list(back.op) == ["aten.mm", "aten.add"] and back.attrs["model_seconds"] == 0.002
+
+
+def test_appendix_tables_cover_every_device():
+    runs = reference.record_sets()
+    prov = reference.provenance_table(runs)
+    assert len(prov) == len(runs) and list(prov.backend)[0] == "cuda"   # GPUs first
+    cover = reference.coverage_table(runs)
+    assert set(cover.columns) == set(prov.device)
+    assert "measure_roofline" in cover.index
