@@ -23,13 +23,15 @@ QUICK_BANNER = (
 
 # What, in each chapter, a quick build distorts most (appended to the banner).
 QUICK_CAVEATS = {
-    1: "Here: small matmuls and few batch sizes, so the curves stop before they flatten.",
+    1: "Here: small matmuls, few batch sizes and few samples, so the curves stop early and single points are noisy.",
     2: "Here: the arrays fit in the last-level cache, so bandwidths can exceed the DRAM roof.",
-    3: "Here: the size sweep stops early, so the linear part of each curve is short.",
-    4: "Here: the arrays are small and fewer chain lengths are timed, so the speed-ups are rough.",
-    5: "Here: a shallow stack, so the best segment length has few candidates.",
-    6: "Here: the measured convolutions use small feature maps.",
-    7: "Here: short sequences and small images, so most operators are overhead-bound.",
+    3: ("Here: the sweeps stop early and each time is a few samples, so the linear parts are short and "
+        "single points, fixed costs and verdicts are noisy."),
+    4: "Here: the arrays sit partly in the cache and fewer chain lengths are timed, so speed-ups and bends are rough.",
+    5: "Here: narrow blocks and a short chain, so the step times and their ratios are noise; the byte counts are exact at any size.",
+    6: ("Here: the network counts are exact, but each convolution gets few samples and, on a CPU, a "
+        "roof measured with a small matmul, so its share of the roof is rough."),
+    7: "Here: short sequences, small images and few samples per operator, so the time shares and speed-ups are rough.",
 }
 
 
@@ -79,7 +81,7 @@ def intro(chapter: int, dev=None) -> Prose:
 
 def _fmt_seconds(v) -> str:
     from .timing import format_seconds
-    return format_seconds(v).replace("us", "µs")
+    return format_seconds(v)
 
 
 def _fmt_bytes(v) -> str:

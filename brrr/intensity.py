@@ -62,6 +62,8 @@ PAPER_TABLE_VIII = {
     "XceptionNet": (367, 85, 69, 35, 4.32, 49),
 }
 TABLE_VIII_COLUMNS = ("weight_reuse", "activation_reuse", "ai_c", "di", "a_over_w", "d_f")
+#: Digits after the point to which Table VIII prints each column.
+TABLE_VIII_DIGITS = {"weight_reuse": 0, "activation_reuse": 0, "ai_c": 0, "di": 0, "a_over_w": 2, "d_f": 0}
 
 #: Which network of :mod:`brrr.models` is which row of Table VIII.
 PAPER_NAMES = {"alexnet": "AlexNet", "vgg16": "VGG-16", "nin": "NiN", "resnet50": "ResNet-50",
@@ -221,6 +223,32 @@ def convolution_table(M: int = 256, N: int = 256, S_o: int = 28, S_k: int = 3, g
         table = table / table.loc["standard"]
     table.index.name = "convolution"
     return table
+
+
+#: Digits after the point to which Table III prints each column.
+TABLE_III_DIGITS = {"arithmetic_intensity": 2, "macs": 3, "weight_reuse": 0, "activation_reuse": 3}
+_TABLE_III_NAMES = {"arithmetic_intensity": "intensity", "macs": "MACs", "weight_reuse": "M_c/W",
+                    "activation_reuse": "M_c/A"}
+
+
+def table_iii_beside_paper(M: int = 256, N: int = 256, S_o: int = 28, S_k: int = 3, g: int = 4):
+    """Table III recomputed beside the paper's printed values (a pandas DataFrame).
+
+    One row per kind of convolution; for each metric (intensity, MACs, M_c/W, M_c/A,
+    all relative to the standard convolution) a column ``'<metric> (brrr)'``, rounded
+    to the digits the paper prints, and ``'<metric> (paper)'``. The defaults are the
+    paper's layer (M = N = 256, 28x28, 3x3, g = 4).
+    """
+    import pandas as pd
+    ours = convolution_table(M, N, S_o, S_k, g)
+    rows = []
+    for kind in KINDS:
+        row = {"convolution": kind}
+        for col, digits in TABLE_III_DIGITS.items():
+            row[f"{_TABLE_III_NAMES[col]} (brrr)"] = round(float(ours.loc[kind, col]), digits)
+            row[f"{_TABLE_III_NAMES[col]} (paper)"] = PAPER_TABLE_III[kind][col]
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 # --- a whole network: Table VIII ------------------------------------------------------------
@@ -497,7 +525,9 @@ def compare_with_paper(names=None, convention: str = "blobs", alpha: float = DEF
 
     Returns a DataFrame with, per network, our value and the paper's for each column,
     and our value's relative difference from the paper's (per cent). Networks are
-    built on the meta device, so this does no arithmetic and takes seconds.
+    built on the meta device, so this does no arithmetic and takes seconds. Also
+    ``d_f from rounded`` (d_f from our AI_c and DI rounded, as the paper computed its
+    column) and our totals: ``macs``, ``weights``, ``activations``, ``input_size``.
     """
     import pandas as pd
     import torch
@@ -517,8 +547,86 @@ def compare_with_paper(names=None, convention: str = "blobs", alpha: float = DEF
             row[f"{col}"] = ours.row()[col]
             row[f"{col} (paper)"] = paper[col]
         row["d_f from rounded"] = disparity(round(ours.ai_c), round(ours.di))
+        row.update(macs=ours.macs, weights=ours.weights, activations=ours.activations,
+                   input_size=ours.input_shape[-1])
         rows.append(row)
     return pd.DataFrame(rows).set_index("network")
+
+
+MAIN_COLUMNS = ("weight_reuse", "activation_reuse", "ai_c", "di", "a_over_w")
+_VIII_NAMES = {"weight_reuse": "M_c/W", "activation_reuse": "M_c/A", "ai_c": "AI_c", "di": "DI",
+               "a_over_w": "A/W", "d_f": "d_f (%)"}
+
+
+def largest_differences(table):
+    """Per network of :func:`compare_with_paper`'s table: the largest difference between ours
+    and the paper's beyond the paper's rounding (per cent of the paper's value; 0 where ours
+    rounds to the printed value), over the columns other than d_f (a small difference of two
+    rounded numbers), and the column it is in."""
+    import pandas as pd
+    diff = {}
+    for c in MAIN_COLUMNS:
+        slack = 0.5 * 10.0 ** -TABLE_VIII_DIGITS[c]   # half a unit of the last printed digit
+        gap = ((table[c] - table[f"{c} (paper)"]).abs() - slack).clip(lower=0)
+        diff[c] = 100 * gap / table[f"{c} (paper)"].abs()
+    diff = pd.DataFrame(diff)
+    return pd.DataFrame({"largest difference (%)": diff.max(axis=1), "column": diff.idxmax(axis=1)})
+
+
+def table_viii_view(table):
+    """:func:`compare_with_paper`'s table for the page: per network, ours ('brrr') beside the
+    paper's for each Table VIII column (two header rows), d_f also from rounded values, and
+    the largest difference from the paper beyond its rounding, in per cent (d_f left out)."""
+    import pandas as pd
+    cols = {}
+    for c in TABLE_VIII_COLUMNS:
+        cols[(_VIII_NAMES[c], "brrr")] = table[c]
+        if c == "d_f":
+            cols[(_VIII_NAMES[c], "brrr, rounded")] = table["d_f from rounded"]
+        cols[(_VIII_NAMES[c], "paper")] = table[f"{c} (paper)"]
+    cols[("largest difference", "beyond rounding (%)")] = largest_differences(table)["largest difference (%)"]
+    view = pd.DataFrame(cols, index=table.index)
+    view.columns = pd.MultiIndex.from_tuples(view.columns)
+    return view.reset_index()
+
+
+#: Column names of this module's tables, as page headers with units.
+HEADERS = {"layer": "layer", "type": "type", "kind": "kind", "output_shape": "output shape",
+           "macs": "MACs", "weights": "weights (elements)", "activations": "activations (elements)",
+           "weight_reuse": "M_c/W (MACs per weight)", "activation_reuse": "M_c/A (MACs per activation)",
+           "arithmetic_intensity": "intensity (MACs per element)", "intensity": "intensity (MACs per element)",
+           "ai_c": "AI_c (MACs per element)", "di": "DI (MACs per element)", "a_over_w": "A/W",
+           "d_f": "d_f (%)", "convention": "convention"}
+
+
+def readable(frame):
+    """``frame`` (a table of this module: convolution_table(normalize=False), a ModelIntensity's
+    layers) with its index as a column and its headers in words with units (:data:`HEADERS`)."""
+    frame = frame.reset_index() if frame.index.name else frame.reset_index(drop=True)
+    return frame.rename(columns={"convolution": "convolution", **HEADERS})
+
+
+def totals_table(results):
+    """One row per :class:`ModelIntensity` in ``results``: its convention and Table VIII
+    columns, MACs, weights and activations (a DataFrame with readable headers)."""
+    import pandas as pd
+    rows = [{"network": r.name, "convention": r.convention, "macs": r.macs, "weights": r.weights,
+             "activations": r.activations, **r.row()} for r in results]
+    return readable(pd.DataFrame(rows))
+
+
+def network_layers(names=("vgg16", "mobilenet_v2")) -> dict:
+    """:func:`roofline_points` of each network of :mod:`brrr.models` in ``names`` at its
+    paper input size, built on the meta device (no memory, no arithmetic):
+    ``{'VGG-16': table, ...}``, keyed by the name Table VIII uses."""
+    import torch
+    from . import models
+    out = {}
+    for key in names:
+        with torch.device("meta"):
+            net = models.get(key)
+        out[PAPER_NAMES.get(key, key)] = roofline_points(net, models.INPUT_SHAPES[key])
+    return out
 
 
 # --- measuring: how fast does this device run each kind? ----------------------------------
@@ -575,15 +683,35 @@ def measure_conv(kind: str, M: int = 256, N: int = 256, S_o: int = 28, S_k: int 
 
 def measure_convs(kinds=KINDS, M: int = 256, N: int = 256, S_o: int = 28, S_k: int = 3, g: int = 4,
                   batch: int = 1, dtype: str = "float32", progress: bool = True):
-    """:func:`measure_conv` for each kind (default: Table III's four layers); a :class:`brrr.Result`."""
+    """:func:`measure_conv` for each kind (default: Table III's four layers); a :class:`brrr.Result`
+    whose meta also holds the roof the records are judged against (``roof``) and the size
+    of the cache a flush empties (``cache_bytes``: L2 on a GPU, the last-level cache on a CPU)."""
     from .experiments.common import run_sweep
     from .roofline import Roofline
+    from .device import device as live, last_level_cache_bytes
     roof = Roofline.from_device(dtype=dtype)
+    dev = live()
+    cache = dev.l2_bytes if dev.backend == "cuda" else last_level_cache_bytes()
     return run_sweep("conv kinds", list(kinds),
                      lambda kind: measure_conv(kind, M, N, S_o, S_k, g, batch, dtype, roof),
                      command=f"brrr.intensity.measure_convs(M={M}, N={N}, S_o={S_o}, S_k={S_k}, g={g}, "
-                             f"batch={batch}, dtype={dtype!r})", progress=progress)
+                             f"batch={batch}, dtype={dtype!r})", progress=progress,
+                     roof=roof.to_dict(), cache_bytes=cache)
 
+
+
+def conv_table(result):
+    """:func:`measure_convs`'s records for the page: per convolution its MACs (millions),
+    intensity (FLOP/byte), median time (seconds), achieved and roofline-attainable
+    GFLOP/s, and the share of the roof it reached (achieved / attainable)."""
+    import pandas as pd
+    frame = result.to_frame()
+    return pd.DataFrame({
+        "convolution": frame["kind"], "MACs (millions)": frame["macs"] / 1e6,
+        "intensity (FLOP/byte)": frame["intensity"], "time per call": frame["seconds"],
+        "achieved (GFLOP/s)": frame["achieved_flops"] / 1e9,
+        "roofline allows (GFLOP/s)": frame["attainable_flops"] / 1e9,
+        "share of the roof": frame["achieved_flops"] / frame["attainable_flops"]})
 
 # --- figures (they take data; nothing here measures) -----------------------------------------
 
@@ -606,7 +734,7 @@ def plot_layers(roof, layers: dict, axes=None, title=None):
     if not isinstance(layers, dict) or not layers:
         raise ValueError("layers must be a non-empty dict {network name: roofline_points(...) table}")
     ais = np.concatenate([np.asarray(t["intensity"], dtype=float) for t in layers.values()])
-    lo, hi = min(ais.min(), roof.ridge) / 8, max(ais.max(), roof.ridge) * 8
+    lo, hi = min(ais.min(), roof.ridge) / 16, max(ais.max(), roof.ridge) * 32  # room for the roof's labels
     xlim = (2.0 ** np.floor(np.log2(lo)), 2.0 ** np.ceil(np.log2(hi)))
     if axes is None:
         # No rc_context here: a first figure made inside one leaves Jupyter's inline backend
@@ -620,8 +748,9 @@ def plot_layers(roof, layers: dict, axes=None, title=None):
     if len(axes) != len(layers):
         raise ValueError(f"axes must hold one matplotlib axes per network ({len(layers)}), got {len(axes)}")
     unit, scale = plot.flops_unit(max(roof.peak_flops, *roof.compute_ceilings.values()))
+    info = _device_info(roof)
     for ax, (name, table) in zip(axes, layers.items()):
-        plot.roofline(roof, ax=ax, xlim=xlim, title=name)
+        plot.roofline(roof, ax=ax, xlim=xlim, title=name, device=info)
         share = np.asarray(table["flops"], dtype=float) / float(table["flops"].sum())
         table = table.assign(_size=20 + 600 * share)
         for kind, part in table.groupby("kind", sort=False):
@@ -630,15 +759,33 @@ def plot_layers(roof, layers: dict, axes=None, title=None):
             ax.scatter(part["intensity"], y, s=part["_size"], color=color, marker=marker, alpha=0.7,
                        edgecolor="white", linewidth=0.5, label=f"{kind} ({len(part)})", zorder=3)
         ax.legend(loc="upper left", frameon=False, fontsize=7)
-    fig.suptitle(title or plot.device_title("Conv and FC layers on the roofline (area: share of FLOPs)",
-                                            device=_device_info(roof)))
+    fig.suptitle(title or plot.device_title("Conv and FC layers placed on the roofline (area: share of FLOPs)",
+                                            device=info))
     return fig
 
 
 def _device_info(roof):
+    """The live device for titles; a roof named '<device> spec sheet' or '... measured roof'
+    names the device without its suffix."""
     from .device import device as live
     dev = live()
-    return {"name": roof.name or dev.name, "backend": dev.backend}
+    name = roof.name
+    for suffix in (" spec sheet", " measured roof"):
+        name = name[:-len(suffix)] if name.endswith(suffix) else name
+    return {"name": name or dev.name, "backend": dev.backend}
+
+
+def device_roof(dtype: str = "float32"):
+    """The live device's :class:`~brrr.Roofline` for ``dtype`` (:meth:`Roofline.from_device`),
+    named for where it comes from: '<GPU> spec sheet' on a GPU brrr has a spec sheet for,
+    else '<device> measured roof' (on a CPU: copy bandwidth and matmul FLOP/s measured
+    once and cached), so figures and text call a measured roof a measured roof."""
+    from .device import device as live
+    from .roofline import Roofline, has_spec_sheet
+    dev = live()
+    roof = Roofline.from_device(dev, dtype=dtype)
+    suffix = "spec sheet" if has_spec_sheet(dev.summary()) else "measured roof"
+    return roof.with_ceilings(name=f"{dev.name} {suffix}")
 
 
 def plot_reuse(table, axes=None, title=None):
@@ -659,25 +806,62 @@ def plot_reuse(table, axes=None, title=None):
         fig = axes[0].figure
     panels = (("weight_reuse", "activation_reuse", "weight reuse $M_c/W$ (MACs per weight)",
                "activation reuse $M_c/A$ (MACs per activation)"),
-              ("ai_c", "di", "$AI_c = M_c/(W+A)$ (MACs per element)", "DI, alpha = 0.8 (MACs per element)"))
+              ("ai_c", "di", "$AI_c = M_c/(W+A)$ (MACs per element)", r"DI, $\alpha$ = 0.8 (MACs per element)"))
     for ax, (x, y, xlabel, ylabel) in zip(axes, panels):
+        labels = []
         for i, (name, row) in enumerate(table.iterrows()):
             color = f"C{i % 10}"
             ax.plot([row[x], row[f"{x} (paper)"]], [row[y], row[f"{y} (paper)"]], color=color, lw=0.8, alpha=0.6)
             ax.scatter(row[x], row[y], color=color, s=36, zorder=3, label=name)
             ax.scatter(row[f"{x} (paper)"], row[f"{y} (paper)"], facecolor="none", edgecolor=color, s=36, zorder=3)
-            ax.annotate(name, (row[x], row[y]), fontsize=7, xytext=(4, 3), textcoords="offset points")
+            labels.append(ax.annotate(name, (row[x], row[y]), fontsize=7, xytext=(4, 3),
+                                      textcoords="offset points"))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
+        ax.margins(x=0.12, y=0.08)
         plot._style(ax)
+        _spread_labels(ax, labels)
     lo = min(table[["ai_c", "di", "ai_c (paper)", "di (paper)"]].min()) / 1.5
     hi = max(table[["ai_c", "di", "ai_c (paper)", "di (paper)"]].max()) * 1.5
-    axes[1].plot([lo, hi], [lo, hi], color="0.4", ls="--", lw=0.9, label="DI = AI_c")
+    axes[1].plot([lo, hi], [lo, hi], color="0.4", ls="--", lw=0.9, label="DI = $AI_c$")
     axes[0].set_title("Weight vs activation reuse (filled: brrr.models, hollow: paper)")
-    axes[1].set_title("AI_c vs DI (below the dashed line: AI_c > DI)")
+    axes[1].set_title("$AI_c$ vs DI (below the dashed line: $AI_c$ > DI)")
     axes[1].legend(handles=axes[1].get_lines()[-1:], frameon=False, loc="upper left")
     if title:
         fig.suptitle(title)
     return fig
+
+
+def _spread_labels(ax, labels, pad: float = 1.0, rounds: int = 60):
+    """Move point labels (annotations in offset points) off other points, to the left of
+    their own point where the right is taken, then apart vertically until no two overlap."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    to_points = 72.0 / fig.dpi
+    points = [ax.transData.transform(t.xy) for t in labels]
+    for t, own in zip(labels, points):
+        box = t.get_window_extent(renderer).expanded(1.0, 1.4)
+        if any(box.contains(*p) for p in points if p is not own):
+            dx, dy = t.xyann
+            t.xyann = (-dx, dy)
+            t.set_horizontalalignment("right")
+    for _ in range(rounds):
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        moved = False
+        for i in range(len(labels)):
+            for j in range(i + 1, len(labels)):
+                a, b = boxes[i], boxes[j]
+                if a.x1 <= b.x0 or b.x1 <= a.x0 or a.y1 <= b.y0 or b.y1 <= a.y0:
+                    continue
+                # push the lower label down and the upper one up, half the overlap each
+                lower, upper = (i, j) if a.y0 <= b.y0 else (j, i)
+                overlap = (min(a.y1, b.y1) - max(a.y0, b.y0)) * to_points + pad
+                for k, sign in ((lower, -1), (upper, 1)):
+                    dx, dy = labels[k].xyann
+                    labels[k].xyann = (dx, dy + sign * overlap / 2)
+                moved = True
+                boxes = [t.get_window_extent(renderer) for t in labels]
+        if not moved:
+            break

@@ -16,7 +16,8 @@ import numpy as np
 SPEC_COLOR = "0.15"
 MEASURED_COLOR = "tab:orange"
 REFERENCE_COLOR = "0.55"
-REFERENCE_MARKERS = "os^Dv<>"  # reference series are all grey: markers tell them apart
+REFERENCE_MARKERS = "os^Dv<>"  # reference series are grey: markers and shades tell them apart
+REFERENCE_SHADES = (REFERENCE_COLOR, "0.3", "0.75")
 STYLE = {"figure.dpi": 100, "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,
          "legend.fontsize": 8, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
          "axes.spines.right": False}
@@ -26,6 +27,7 @@ LABELS = {
     "n": "matrix size n", "repeat": "repeat (multiplications per element)",
     "seconds": "time per call", "gbps": "bandwidth (GB/s)", "gflops": "throughput (GFLOP/s)",
     "intensity": "arithmetic intensity (FLOP/byte)", "fraction_of_peak": "fraction of peak",
+    "batch": "batch size (rows)", "mfu": "MFU (% of peak FLOP/s)",
 }
 BYTE_COLUMNS = {"nbytes", "working_set"}
 
@@ -91,6 +93,15 @@ def _log_axis(axis):
     from matplotlib.ticker import LogFormatter
     axis.set_major_formatter(LogFormatter(labelOnlyBase=False))
     axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1.2, 0.5)))
+
+
+def _percent_axis(axis):
+    """A fraction axis labelled in percent ('0.1%', '25%'), log or linear."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    if axis.get_scale() == "log":   # 1%, 2%, 5%, 10%, ...: a tick in every span of a few percent
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:.3g}%"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _power2_axis(axis):
@@ -199,7 +210,7 @@ def _series_style(i: int, ref: bool, marker: str = "o") -> dict:
     """Line style of the i-th series: colour cycle when live; grey, dashed, hollow and told
     apart by marker shape when it is a shipped reference run."""
     if ref:
-        return dict(color=REFERENCE_COLOR, linestyle="--", markerfacecolor="none",
+        return dict(color=REFERENCE_SHADES[i % len(REFERENCE_SHADES)], linestyle="--", markerfacecolor="none",
                     marker=REFERENCE_MARKERS[i % len(REFERENCE_MARKERS)])
     return dict(color=f"C{i}", linestyle="-", marker=marker)
 
@@ -348,7 +359,7 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
     if roof is not None:
         cpu_peaks = info.get("backend") == "cpu" and roof.name in ("", info.get("name"))
         if cpu_peaks:
-            tag = "device peaks (measured once, cached)"
+            tag = f"{info.get('name', 'this CPU')} measured roof (measured once, cached)"
         elif roof.name.endswith(("spec sheet", "measured roof")):
             tag = roof.name
         else:
@@ -430,7 +441,7 @@ def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylab
             label = None if key is None else f"{hue}={key}" if not isinstance(key, str) else key
             if who:
                 label = f"{label} ({who})" if label else who
-            style = _series_style(max(j - 1, 0) if ref else i, ref, marker)
+            style = _series_style(j - (0 if _is_reference(data) else 1) if ref else i, ref, marker)
             if ref and hue:
                 style["alpha"] = 0.5 + 0.5 * (i + 1) / len(groups)
             ax.plot(part[x], part[y], markersize=4, label=label, **style)
@@ -440,10 +451,12 @@ def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylab
         ax.set_yscale("log")
     if x in BYTE_COLUMNS and logx:
         _bytes_axis(ax.xaxis)
-    if x in ("n", "repeat") and logx:
+    if x in ("n", "repeat", "batch") and logx:
         _power2_axis(ax.xaxis)
     if y == "seconds":
         _seconds_axis(ax.yaxis)
+    elif y == "mfu":
+        _percent_axis(ax.yaxis)
     elif logy:
         _log_axis(ax.yaxis)
     ax.set_xlabel(xlabel or LABELS.get(x, x) + (" (bytes)" if x in BYTE_COLUMNS else ""))
@@ -496,7 +509,7 @@ def repeat_sweep(result, axes=None, title=None, reference=None):
                 part = frame if variant is None else frame[frame["variant"] == variant]
                 part = part.sort_values("repeat")
                 label = f"{variant or 'measured'}" + (f" ({who})" if who else "")
-                style = _series_style(max(j - 1, 0) if ref else i, ref)
+                style = _series_style(j - (0 if _is_reference(result) else 1) if ref else i, ref)
                 if ref:
                     style["linestyle"] = "--" if variant != "eager" else ":"
                 ax.plot(part["repeat"], fn(part), markersize=4, label=label, **style)
@@ -625,6 +638,69 @@ def matmul_vs_size(result, ax=None, title=None, fraction=False, reference=None):
     return fig
 
 
+TENSOR_MATH = {"float32": "TF32", "float16": "FP16", "bfloat16": "BF16", "float64": "FP64"}
+
+
+@_styled
+def matmul_tensor_cores(result, reference=None, ax=None, title=None):
+    """Matmul FLOP/s against n on tensor cores, one line per kind of math (TF32, FP16, BF16),
+    each with its peak dotted in the same colour (from :func:`brrr.experiments.matmul_tensor_cores`).
+
+    ``result`` may be None (a CPU has no tensor cores): the first ``reference`` run is then
+    drawn as the data, grey. With neither, nothing is drawn and None is returned.
+    """
+    refs = _references(reference)
+    if result is None:
+        if not refs:
+            return None
+        result, refs = refs[0], refs[1:]
+
+    def prepared(run):
+        frame = _frame(run).copy()
+        frame["math"] = [TENSOR_MATH.get(d, d) + (" tensor cores" if tc else " general math")
+                         for d, tc in zip(frame["dtype"], frame["tensor_cores"])]
+        return frame
+
+    frames = [prepared(result)] + [prepared(run) for run in refs]
+    top = max(max((f["gflops"] * 1e9).max(), f["peak_flops"].max()) for f in frames)
+    unit, scale = flops_unit(top)
+    fig, ax = _new_axes(ax)
+    drawn = set()   # (peak, kinds) lines already drawn: a reference of the same GPU shares them
+    for run, f in zip([result, *refs], frames):
+        ref = _is_reference(run)
+        dev = (_meta(run).get("device") or {}).get("name", "")
+        who = reference_label(run) if ref else (_live_label(run) if refs else "")
+        peaks = {}   # peak -> the kinds of math that share it (FP16 and BF16 often do)
+        for i, (math_kind, part) in enumerate(f.groupby("math", sort=False)):
+            part = part.sort_values("n")
+            style = _series_style(i, False)
+            if ref:
+                style = _series_style(i, True)
+                style["color"] = REFERENCE_SHADES[i % len(REFERENCE_SHADES)]
+            ax.plot(part["n"], part["gflops"] * 1e9 / scale, markersize=4,
+                    label=f"{math_kind} ({who})" if who else math_kind, **style)
+            peaks.setdefault(float(part["peak_flops"].max()), []).append((i, math_kind))
+        kind = "measured" if (_meta(run).get("device") or {}).get("backend") == "cpu" else "spec"
+        for peak, kinds in peaks.items():
+            names = " and ".join(k.replace(" tensor cores", "").replace(" general math", "") for _, k in kinds)
+            if (peak, names) in drawn:
+                continue
+            drawn.add((peak, names))
+            ax.axhline(peak / scale, color=REFERENCE_COLOR if ref else f"C{kinds[0][0]}", linestyle=":",
+                       linewidth=1, label=f"{dev + ': ' if refs else ''}{names} peak, {kind} "
+                                          f"({peak / scale:.3g} {unit})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _power2_axis(ax.xaxis)
+    _log_axis(ax.yaxis)
+    ax.set_xlabel("matrix size n (n x n times n x n)")
+    ax.set_ylabel(f"throughput ({unit})")
+    ax.legend(frameon=False, loc="best", fontsize=7)
+    _style(ax)
+    ax.set_title(title or device_title("Matmul on tensor cores", result))
+    return fig
+
+
 class _Reframed:
     """A frame that keeps the meta of the result it came from (for titles and reference style)."""
 
@@ -714,4 +790,448 @@ def bars(data, label, value, ax=None, xlabel=None, title=None, log=None, color=N
             ax.legend(handles=handles, frameon=False, fontsize=7, loc="best")
     ax.grid(False, axis="y")
     _style(ax)
+    return fig
+
+
+# --- fusion (chapter 4) -----------------------------------------------------------------
+
+FUSION_OPS = {"mul": "x * c", "add": "x + c", "fma": "x * c + d", "cos": "cos(x)"}
+
+
+def _fusion_runs(runs) -> list:
+    return [runs] if hasattr(runs, "records") else [r for r in runs if r is not None]
+
+
+def _fusion_legend(fig, ax, own: bool, loc: str):
+    """Inside the axes for the live run alone; below them when references add entries."""
+    if own:
+        handles, labels = ax.get_legend_handles_labels()
+        fig.legend(handles, labels, frameon=False, fontsize=7, loc="outside lower center", ncol=2)
+    else:
+        ax.legend(frameon=False, fontsize=7, loc=loc)
+
+
+@_styled
+def fusion_speedups(runs, reference=None, ax=None, title=None):
+    """The speed-up of fusing a chain of k pointwise ops (unfused time / fused time) against k.
+
+    ``runs`` is one :func:`brrr.experiments.fusion_speedup` result or several (e.g. the
+    hand-written kernels and ``torch.compile``): one solid line per fuser. The roofline's
+    prediction for the live device is dashed, and the chain length where its fused kernel
+    reaches the ridge point (``meta['crossover_k']``) a dotted vertical line. ``reference``
+    runs of the same sweeps are drawn grey and hollow, with their own prediction and ridge
+    line in grey.
+    """
+    from .experiments.fusion import speedups
+    live, refs = _fusion_runs(runs), _references(reference)
+    if not live:
+        raise ValueError("runs must hold at least one fusion_speedup result")
+    fig, ax = _new_axes(ax)
+    groups = [(run, False) for run in live] + [(run, True) for run in refs]
+    i_live = i_ref = 0
+    predicted_for = {}   # device name -> (ks, predicted speed-ups, crossover, reference?)
+    for run, ref in groups:
+        ref = ref or _is_reference(run)
+        table = speedups(run) if len(run.records) else None
+        who = reference_label(run) if ref else (_live_label(run) if refs else "")
+        device = (_meta(run).get("device") or {}).get("name", "")
+        if table is None or table.empty:
+            continue
+        for library, part in table.groupby("library", sort=False):
+            part = part.sort_values("k")
+            style = _series_style(i_ref if ref else i_live, ref)
+            ax.plot(part["k"], part["speedup"], markersize=4,
+                    label=f"{library}" + (f" ({who})" if who else ""), **style)
+            if ref:
+                i_ref += 1
+            else:
+                i_live += 1
+        ks, pred = predicted_for.get((device, ref), ((), ()))[:2]
+        merged = dict(zip(ks, pred))
+        merged.update(zip(table["k"], table["predicted_speedup"]))
+        predicted_for[(device, ref)] = (sorted(merged), [merged[k] for k in sorted(merged)],
+                                        _meta(run).get("crossover_k"), who)
+    for (device, ref), (ks, pred, crossover, who) in predicted_for.items():
+        color = REFERENCE_COLOR if ref else SPEC_COLOR
+        ax.plot(ks, pred, color=color, linestyle="--" if not ref else "-.", linewidth=1.2,
+                label="roofline prediction" + (f" ({who})" if who else ""))
+        if crossover:
+            ax.axvline(crossover, color=color, linestyle=":", linewidth=1.2,
+                       label=f"fused kernel reaches the ridge (k = {crossover:.3g}"
+                             + (f", {device}" if refs else "") + ")")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    _power2_axis(ax.xaxis)
+    _log_axis(ax.yaxis)
+    ax.set_xlabel("k (pointwise ops in the chain)")
+    ax.set_ylabel("speed-up of fusing (unfused time / fused time)")
+    op = next((r["op"] for run in live for r in run.records), "mul")
+    what = {"mul": "multiplications", "add": "additions", "fma": "multiply-adds", "cos": "cosines"}.get(op, op)
+    ax.set_title(title or device_title(f"Fusing k {what}", live[0]))
+    _fusion_legend(fig, ax, own=len(fig.axes) == 1 and bool(refs), loc="upper left")
+    _style(ax)
+    return fig
+
+
+@_styled
+def fusion_times(runs, reference=None, ax=None, title=None):
+    """Time per element of the fused kernel against k, one line per op, with the roofline's
+    time for the same bytes and FLOPs dashed in the same colour.
+
+    ``runs`` is one :func:`brrr.experiments.fusion_speedup` result or several (e.g. a chain
+    of multiplications and one of cosines, on different array sizes: per element they
+    compare). ``reference`` runs are drawn grey and hollow, their roofline grey dash-dotted.
+    """
+    from .experiments.fusion import time_lines
+    live, refs = _fusion_runs(runs), _references(reference)
+    if not live:
+        raise ValueError("runs must hold at least one fusion_speedup result")
+    fig, ax = _new_axes(ax)
+    i_live = i_ref = 0
+    for run, ref in [(run, _is_reference(run)) for run in live] + [(run, True) for run in refs]:
+        lines = time_lines(run, per_element=True)
+        if lines.empty:
+            continue
+        who = reference_label(run) if ref else (_live_label(run) if refs else "")
+        suffix = f" ({who})" if who else ""
+        op = lines.series.iloc[0].split(": ", 1)[1]
+        op = f"{FUSION_OPS.get(op, op)} chain"
+        measured = lines[lines.series.str.startswith("measured")].sort_values("k")
+        model = lines[lines.series.str.startswith("roofline")].sort_values("k")
+        style = _series_style(i_ref if ref else i_live, ref)
+        ax.plot(measured["k"], measured["seconds"], markersize=4, label=f"{op}, measured{suffix}", **style)
+        ax.plot(model["k"], model["seconds"], color=style["color"], linestyle="-." if ref else "--",
+                linewidth=1.1, label=f"{op}, roofline{suffix}")
+        if ref:
+            i_ref += 1
+        else:
+            i_live += 1
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    _power2_axis(ax.xaxis)
+    _seconds_axis(ax.yaxis)
+    ax.set_xlabel("k (pointwise ops fused into one kernel)")
+    ax.set_ylabel("fused kernel's time per element")
+    ax.set_title(title or device_title("k ops in one fused kernel", live[0]))
+    _fusion_legend(fig, ax, own=len(fig.axes) == 1, loc="best")   # below the axes: the lines fill them
+    _style(ax)
+    return fig
+
+
+# --- chapter 3, overhead ----------------------------------------------------------------
+
+LIBRARY_MARKERS = {"numpy": "o", "torch": "s", "cupy": "^"}
+LIBRARY_ORDER = ("numpy", "torch", "cupy")
+
+
+@_styled
+def python_ops_per_second(result, reference=None, ax=None, title=None):
+    """Millions of trivial Python operations per second, one bar per statement (from
+    :func:`brrr.experiments.python_ops_per_second`); ``reference`` runs in grey beneath."""
+    def millions(run):
+        frame = _frame(run).copy()
+        frame["millions per second"] = frame["ops_per_second"] / 1e6
+        return _Reframed(frame, run)
+    refs = _references(reference)
+    return bars(millions(result), label="op", value="millions per second", ax=ax,
+                xlabel="millions of operations per second",
+                title=title or device_title("Trivial Python operations per second", result),
+                reference=[millions(run) for run in refs] or None)
+
+
+@_styled
+def time_vs_size(result, fits=None, reference=None, ax=None, title=None):
+    """Wall-clock time per call against size (elements), one line per library, log-log (from
+    :func:`brrr.experiments.time_vs_size`).
+
+    ``fits`` (``{library: fit}`` from :func:`brrr.experiments.fit_overheads`) adds, for
+    this run, each library's fixed cost (dotted horizontal line) and the size where the
+    work equals it (dashed vertical line), in that library's colour. ``reference`` runs
+    are drawn grey, dashed and hollow, with the same marker per library as the live run.
+    """
+    refs = _references(reference)
+    own = ax is None
+    fig, ax = _new_axes(ax, figsize=(6.4, 4.8) if own else None)
+    runs = [(result, _is_reference(result))] + [(run, True) for run in refs]
+    for j, (run, ref) in enumerate(runs):
+        frame = _frame(run)
+        if frame.empty or "library" not in frame:
+            continue
+        who = reference_label(run) if ref else (_live_label(run) if refs else "")
+        for lib, part in frame.groupby("library", sort=False):
+            part = part.sort_values("size")
+            i = LIBRARY_ORDER.index(lib) if lib in LIBRARY_ORDER else len(LIBRARY_ORDER)
+            where = "GPU" if part["backend"].iloc[0] == "cuda" else "CPU"
+            style = _series_style(j - (0 if runs[0][1] else 1), True) if ref else _series_style(i, False)
+            style["marker"] = LIBRARY_MARKERS.get(lib, "D")
+            label = f"{lib} on {where}" + (f" ({who})" if who else "")
+            ax.plot(part["size"], part["seconds"], markersize=4, label=label, **style)
+    from .timing import format_seconds
+    for lib, fit in (fits or {}).items():
+        i = LIBRARY_ORDER.index(lib) if lib in LIBRARY_ORDER else len(LIBRARY_ORDER)
+        ax.axhline(fit["overhead"], color=f"C{i}", linestyle=":", linewidth=1.2,
+                   label=f"{lib}: fixed cost {format_seconds(fit['overhead'])} (dotted); "
+                         f"work = fixed cost at {fit['crossover']:,.0f} elements (dashed)")
+        if math.isfinite(fit["crossover"]):
+            ax.axvline(fit["crossover"], color=f"C{i}", linestyle="--", linewidth=0.9)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _seconds_axis(ax.yaxis)
+    dtype = _frame(result)["dtype"].iloc[0] if "dtype" in _frame(result) else "float32"
+    ax.set_xlabel(f"size (elements of each {dtype} vector)")
+    ax.set_ylabel("wall-clock time per call")
+    op = _frame(result)["op"].iloc[0] if "op" in _frame(result) else "add"
+    ax.set_title(title or device_title(f"One elementwise {op} vs size", result))
+    handles, labels = ax.get_legend_handles_labels()
+    if own:
+        fig.legend(handles, labels, loc="outside lower center", ncol=1, frameon=False, fontsize=7)
+    else:
+        ax.legend(frameon=False, fontsize=7)
+    _style(ax)
+    return fig
+
+
+@_styled
+def reduce_overhead(result, reference=None, ax=None, title=None):
+    """Time per call of a chain of tiny ops: eager, CUDA graph, torch.compile (from
+    :func:`brrr.experiments.reduce_overhead_demo`), as bars. Without a GPU the live run is
+    empty: the reference runs are drawn alone, and with none either, the figure says so."""
+    refs = _references(reference)
+
+    def what(run):
+        meta, frame = _meta(run), _frame(run)
+        n_ops = meta.get("n_ops") or (int(frame["n_ops"].iloc[0]) if "n_ops" in frame else None)
+        size = meta.get("size") or (int(frame["size"].iloc[0]) if "size" in frame else None)
+        return (f"A chain of {n_ops} tiny pointwise ops ({size:,} elements)" if n_ops and size
+                else "A chain of tiny pointwise ops")
+    kw = dict(label="variant", value="seconds", xlabel="time per call of the whole chain", ax=ax)
+    if len(_frame(result)):
+        return bars(result, title=title or device_title(what(result), result), reference=refs or None, **kw)
+    if refs:
+        return bars(refs[0], title=title or device_title(what(refs[0]), refs[0]), reference=refs[1:] or None, **kw)
+    fig, ax = _new_axes(ax, figsize=(6.4, 1.4))
+    ax.axis("off")
+    ax.text(0.5, 0.5, "Nothing to draw: this run had no CUDA GPU (CUDA graphs replay GPU work),\n"
+            "and no reference GPU run of this experiment ships yet.", ha="center", va="center",
+            fontsize=9, color="0.3", transform=ax.transAxes)
+    name = (_meta(result).get("device") or {}).get("name")
+    ax.set_title(title or what(result) + (f": not measured on {name}" if name else ": not measured"))
+    return fig
+
+
+@_styled
+def double_the_batch(result, reference=None, axes=None, title=None):
+    """Two panels against batch size (from :func:`brrr.experiments.double_the_batch`): the
+    time per call and the time per sample. ``reference`` runs are drawn grey, dashed, hollow."""
+    refs = _references(reference)
+    if axes is None:
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, 2, figsize=(9.0, 4.2), layout="constrained")
+    else:
+        axes = list(axes)
+        if len(axes) != 2:
+            raise ValueError(f"axes must be two matplotlib axes, got {len(axes)}")
+        fig = axes[0].figure
+    runs = [(result, _is_reference(result))] + [(run, True) for run in refs]
+    for j, (run, ref) in enumerate(runs):
+        frame = _frame(run)
+        if frame.empty:
+            continue
+        frame = frame.sort_values("size")
+        who = reference_label(run) if ref else _live_label(run)
+        style = _series_style(j - (0 if runs[0][1] else 1), True) if ref else _series_style(0, False)
+        axes[0].plot(frame["size"], frame["seconds"], markersize=4, label=who, **style)
+        axes[1].plot(frame["size"], frame["seconds"] / frame["size"], markersize=4, label=who, **style)
+    from matplotlib.ticker import LogLocator, NullFormatter
+    widest = max(len(_frame(run)) for run, _ in runs)
+    for ax, ylabel, panel in ((axes[0], "time per forward pass", "per call"),
+                              (axes[1], "time per sample (time per pass / batch)", "per sample")):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        _power2_axis(ax.xaxis)
+        if widest > 9:   # every other power of two, so the labels do not run into each other
+            ax.xaxis.set_major_locator(LogLocator(base=4, numticks=30))
+        _seconds_axis(ax.yaxis)
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("batch size")
+        ax.set_ylabel(ylabel)
+        ax.set_title(panel)
+        _style(ax)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)), frameon=False, fontsize=7)
+    workload = _meta(result).get("workload")
+    fig.suptitle(title or device_title("Forward pass vs batch size" if not workload else
+                                       "MLP forward pass vs batch size", result))
+    return fig
+
+
+# --- chapter 5: recomputation --------------------------------------------------------------
+
+def _by_every(run) -> dict:
+    """{every: record} of a checkpoint_sweep run (every = 0: no checkpointing)."""
+    return {int(r["every"]): r for r in _frame(run).to_dict("records")}
+
+
+def _every_axis(ax, values):
+    """A log2 axis of segment lengths with a tick at each one tried."""
+    from matplotlib.ticker import NullLocator
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(values), [str(v) for v in sorted(values)])
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
+@_styled
+def checkpoint_sweep(result, reference=None, axes=None, title=None):
+    """Two panels of a :func:`brrr.experiments.checkpoint_sweep` run against the segment length.
+
+    Left, activation memory (bytes, log): what stays saved after the forward pass and what
+    one segment saves while it is recomputed (both counted by saved-tensor hooks, solid), and
+    their sum, the model of the backward's peak (dashed); the saved bytes without
+    checkpointing are a dotted line, the formula's optimum sqrt(L m_in / m_block) a vertical
+    one. Right, the fastest training step relative to the one without checkpointing, with the
+    4/3 estimate (one extra forward pass). ``reference`` runs add their modelled peak and their
+    relative step time in grey.
+    """
+    import matplotlib.pyplot as plt
+    refs = _references(reference)
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
+    else:
+        fig = axes[0].figure
+    left, right = axes
+    runs = [(result, _is_reference(result))] + [(run, True) for run in refs]
+    everies = set()
+    for j, (run, ref) in enumerate(runs):
+        rows = _by_every(run)
+        ck = sorted(e for e in rows if e > 0)
+        everies.update(ck)
+        who = reference_label(run) if ref else (_live_label(run) if refs else "")
+        tag = " (this run)" if refs and not ref else ""
+        if not ref:
+            left.plot(ck, [rows[e]["saved_bytes"] for e in ck], marker="o", markersize=4, color="C0",
+                      label="kept after the forward, counted" + tag)
+            left.plot(ck, [rows[e]["recompute_bytes"] for e in ck], marker="s", markersize=4, color="C1",
+                      label="one segment while recomputed, counted" + tag)
+            left.plot(ck, [rows[e]["peak_activation_bytes"] for e in ck], marker="^", markersize=4,
+                      color="C2", linestyle="--", label="peak = kept + one segment, model" + tag)
+            if 0 in rows:
+                left.axhline(rows[0]["saved_bytes"], color="0.3", linestyle=":", linewidth=1,
+                             label="no checkpointing, counted" + tag)
+            meta = _meta(run)
+            if meta.get("block_bytes") and meta.get("input_bytes") and meta.get("layers"):
+                best = math.sqrt(meta["layers"] * meta["input_bytes"] / meta["block_bytes"])
+                left.axvline(best, color="C2", linestyle=":", linewidth=1,
+                             label=f"formula's optimum, every = {best:.2g}")
+        else:
+            style = _series_style(j - 1, True)
+            left.plot(ck, [rows[e]["peak_activation_bytes"] for e in ck], markersize=4,
+                      label=f"peak, model ({who})", **style)
+        if 0 in rows and rows[0].get("min"):
+            base = rows[0]["min"]
+            style = _series_style(j - 1, True) if ref else dict(color="C0", marker="o")
+            right.plot(ck, [rows[e]["min"] / base for e in ck], markersize=4,
+                       label=(who or "measured"), **style)
+    left.set_yscale("log", base=2)
+    _bytes_axis(left.yaxis)
+    right.axhline(4 / 3, color=SPEC_COLOR, linestyle="--", linewidth=1, label="estimate: 4/3")
+    right.axhline(1, color="0.3", linestyle=":", linewidth=1, label="no checkpointing")
+    right.set_ylim(bottom=0)
+    for ax in axes:
+        _every_axis(ax, everies)
+        ax.set_xlabel("segment length: checkpoint every k blocks")
+        _style(ax)
+    left.set_ylabel("activation memory (bytes)")
+    right.set_ylabel("step time / step time without checkpointing")
+    left.set_title(title or device_title("Activation memory", result))
+    right.set_title("Time of one training step (fastest sample)")
+    if refs:  # many entries: below the panels, where they cover no line
+        fig.legend(*left.get_legend_handles_labels(), frameon=False, fontsize=7, ncol=2,
+                   loc="outside lower center")
+    else:
+        left.legend(frameon=False, fontsize=7)
+    right.legend(frameon=False, fontsize=7, loc="best")
+    return fig
+
+
+def _has_allocator_peak(run) -> bool:
+    return any(r.get("peak_memory_bytes") for r in _frame(run).to_dict("records"))
+
+
+@_styled
+def checkpoint_peak_memory(result, reference=None, ax=None, title=None):
+    """Peak GPU memory of one training step against the segment length, as the allocator measured
+    it (``torch.cuda.max_memory_allocated``; solid, dashed for a reference) beside the model built
+    from saved-byte counts (dotted), for every run that has allocator measurements: this one on a
+    GPU, and each ``reference`` run (grey). The allocator's peak without checkpointing is a
+    dash-dotted line per run. Returns None, drawing
+    nothing, when no run has an allocator measurement (a CPU run and no GPU reference)."""
+    runs = [(run, ref) for run, ref in [(result, _is_reference(result))] + [(r, True) for r in _references(reference)]
+            if _has_allocator_peak(run)]
+    if not runs:
+        return None
+    fig, ax = _new_axes(ax)
+    everies = set()
+    for j, (run, ref) in enumerate(runs):
+        rows = _by_every(run)
+        ck = sorted(e for e in rows if e > 0 and rows[e].get("peak_memory_bytes"))
+        everies.update(ck)
+        who = reference_label(run) if ref else _live_label(run)
+        style = _series_style(j, ref) if ref else dict(color="C0", marker="o")
+        ax.plot(ck, [rows[e]["peak_memory_bytes"] for e in ck], markersize=4,
+                label=f"allocator's peak, measured ({who})", **style)
+        model = dict(style, linestyle=":", marker="^", color=style["color"] if ref else "C2")
+        ax.plot(ck, [rows[e]["peak_activation_bytes"] for e in ck], markersize=4,
+                label=f"activations at the peak, model ({who})", **model)
+        if rows.get(0, {}).get("peak_memory_bytes"):
+            ax.axhline(rows[0]["peak_memory_bytes"], color=style["color"], linestyle="-.", linewidth=1,
+                       label=f"allocator's peak without checkpointing ({who})")
+    ax.set_yscale("log", base=2)
+    _bytes_axis(ax.yaxis)
+    _every_axis(ax, everies)
+    ax.set_xlabel("segment length: checkpoint every k blocks")
+    ax.set_ylabel("memory above the step's start (bytes)")
+    live = [run for run, ref in runs if not ref]
+    ax.set_title(title or (device_title("Peak memory of one training step", live[0]) if live else
+                           "Peak memory of one training step (reference GPU runs)"))
+    fig.legend(*ax.get_legend_handles_labels(), frameon=False, fontsize=7, loc="outside lower center")
+    _style(ax)
+    return fig
+
+
+@_styled
+def compiled_recompute(result, reference=None, axes=None, title=None):
+    """Two bar panels of a :func:`brrr.experiments.compiled_recompute` run, one bar per variant:
+    the bytes saved for the backward pass (counted by hooks, MiB) and the fastest forward +
+    backward time. ``reference`` runs add grey hatched bars under each live one."""
+    import matplotlib.pyplot as plt
+    refs = _references(reference)
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(10, 1.6 + 0.45 * 3 * (1 + len(refs))), layout="constrained")
+    else:
+        fig = axes[0].figure
+
+    def prepared(run):
+        frame = _frame(run).copy()
+        frame["saved for backward (MiB)"] = frame["saved_bytes"] / 2 ** 20
+        frame["seconds"] = frame["min"]
+        return _Reframed(frame, run)
+    live, others = prepared(result), [prepared(run) for run in refs]
+    op, k = (_frame(result)["op"].iloc[0], _frame(result)["k"].iloc[0]) if len(_frame(result)) else ("", "")
+    bars(live, label="variant", value="saved for backward (MiB)", ax=axes[0], log=False,
+         xlabel="saved for backward (MiB)", reference=others or None,
+         title=title or device_title(f"{op} chain, k = {k}", result))
+    bars(live, label="variant", value="seconds", ax=axes[1], log=False, reference=others or None,
+         xlabel="forward + backward, fastest sample", title="Time of forward + backward")
+    from matplotlib.ticker import MaxNLocator
+    axes[1].xaxis.set_major_locator(MaxNLocator(nbins=4))   # 'ms' labels are wide: fewer ticks
+    if refs:
+        for ax in axes:
+            legend = ax.get_legend()
+            if legend is not None:
+                legend.remove()
+        import matplotlib.patches as mpatches
+        handles = [mpatches.Patch(color="C0", label=_live_label(result))]
+        handles += [mpatches.Patch(facecolor=REFERENCE_COLOR, hatch="//", edgecolor="white",
+                                   label=reference_label(run)) for run in refs]
+        fig.legend(handles=handles, frameon=False, fontsize=7, loc="outside lower left")
     return fig

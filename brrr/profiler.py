@@ -6,7 +6,8 @@ that records every ATen operator it reaches (``aten.addmm``, ``aten._softmax``,
 :func:`brrr.bench`, so every row has a measured time, on the CPU and on a GPU
 alike. Beside the time go the operator's FLOPs and bytes, its arithmetic
 intensity, the roofline time ``max(t_math, t_mem)`` on the live device, the
-efficiency (roofline time / measured time) and the regime.
+efficiency (roofline time / measured time) and the regime: whichever of
+``t_math``, ``t_mem`` and chapter 3's fixed cost per call is the largest.
 
 Why replay rather than ``torch.profiler``? The profiler's rows nest (``aten::linear``
 contains ``aten::addmm``), on a GPU its kernel times must be matched to operators
@@ -318,13 +319,16 @@ def _bench_kwargs(repeats, budget, cache, backend):
 
 
 def dispatch_overhead(dev=None, budget: float = 0.05) -> float:
-    """Seconds the host needs to issue one minimal PyTorch op (adding two one-element tensors).
+    """Seconds the host needs to issue one minimal PyTorch op: ``torch.add(a, b)`` on
+    one-element tensors, a new output each call, as a model's ops allocate theirs.
 
     Timed back to back on the host clock (``cache='hot'``, many calls per sample),
     so on a GPU it is the Python + dispatch + launch cost per call, which CUDA
-    events around a single kernel would not show. An op whose ideal (roofline)
-    time is below this, or whose measured time is within 3x of it, is
-    overhead-bound: issuing it costs more than doing it.
+    events around a single kernel would not show. This is the fixed cost per call
+    of chapter 3 (the flat part of time against size) for the call a model makes;
+    chapter 3's own sweep times ``torch.add(a, b, out=out)`` on one thread, a
+    slightly different call (see :func:`chapter3_call`). :func:`regime_of` calls an
+    op overhead-bound when this cost is at least the op's roofline time.
     """
     import torch
     from .device import device as live
@@ -334,6 +338,55 @@ def dispatch_overhead(dev=None, budget: float = 0.05) -> float:
     a = torch.ones(1, device=where)
     b = torch.ones(1, device=where)
     return bench(torch.add, a, b, cache="hot", backend="cpu", budget=budget).median
+
+
+def chapter3_call(dev=None, budget: float = 0.05) -> float:
+    """Seconds per call of chapter 3's call, ``torch.add(a, b, out=out)`` on one-element
+    tensors with one PyTorch CPU thread, timed back to back the way chapter 3 times it
+    (:func:`brrr.experiments.overhead.wall_time_per_call`): the flat part of chapter 3's
+    curve, measured on this page beside :func:`dispatch_overhead` so the two can be compared."""
+    import torch
+    from .device import device as live
+    from .experiments.overhead import limit_torch_threads, wall_time_per_call
+    dev = dev or live()
+    where = "cuda" if dev.backend == "cuda" else "cpu"
+    a, b, out = (torch.ones(1, device=where) for _ in range(3))
+    with limit_torch_threads(1 if where == "cpu" else None):
+        return wall_time_per_call(lambda: torch.add(a, b, out=out), where, "torch", budget)["seconds"]
+
+
+def replay_floor(bench_kw: dict = None, dev=None) -> float:
+    """Seconds one replayed row takes when it does almost nothing: a one-element
+    ``aten.add`` replayed exactly as :func:`profile` replays every row (same call
+    path, same timer, same cache setting). No row can measure much less. On a CPU
+    with ``cache='flush'`` it can be far above :func:`dispatch_overhead`: the flush
+    evicts the framework's own code and data too, and they must come back from DRAM."""
+    import torch
+    from .device import device as live
+    from .timing import bench
+    dev = dev or live()
+    where = "cuda" if dev.backend == "cuda" else "cpu"
+    a, b = torch.ones(1, device=where), torch.ones(1, device=where)
+    call = _Call(torch.ops.aten.add.Tensor, (a, b), {}, "forward", "")
+    kw = dict(bench_kw or _bench_kwargs(None, 0.05, "flush", None))
+    return bench(_replayable(call), **kw).median
+
+
+def regime_of(roof: Roofline, flops, nbytes, overhead: Optional[float] = None) -> str:
+    """Which of the three lower bounds on an op's time is the largest (He, 2022).
+
+    ``t_math = flops / peak FLOP/s`` (compute-bound), ``t_mem = nbytes / bandwidth``
+    (memory-bound), and the fixed cost of one call, ``overhead`` seconds (chapter 3:
+    the flat part of time against size). An op is overhead-bound when that fixed
+    cost is at least its roofline time ``max(t_math, t_mem)``, i.e. when it lies left
+    of chapter 3's crossover: the work, done at the roof, costs no more than issuing
+    the call. The measured time does not enter: it says how far the op is from its
+    roof (the efficiency), not which bound applies. An op with neither FLOPs nor
+    bytes is overhead-bound. ``overhead=None`` leaves out the third bound.
+    """
+    if not flops and not nbytes:
+        return OVERHEAD
+    return roof.with_ceilings(overhead=overhead).regime(flops, nbytes)
 
 
 def _roofline_for(dev, dtype: str, category: str, cache: dict) -> Roofline:
@@ -404,9 +457,12 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
     unfused), intensity (FLOP/byte), seconds (median measured, one call),
     roofline_seconds (max(t_math, t_mem) on this device), efficiency
     (roofline_seconds / seconds), regime ('compute-bound', 'memory-bound',
-    'overhead-bound'), calls. ``table.attrs`` holds the device, the per-call
-    overhead used for the regime (:func:`dispatch_overhead`, seconds) and
-    ``model_seconds`` (one whole run of the model, measured like the ops).
+    'overhead-bound': the largest of t_math, t_mem and the fixed cost of a call, see
+    :func:`regime_of`), calls. ``table.attrs`` holds the device, the per-call
+    overhead used for the regime (``overhead_seconds``, :func:`dispatch_overhead`),
+    ``model_seconds`` (one whole run of the model, measured like the ops),
+    ``replay_floor_seconds`` (a one-element add replayed like the rows,
+    :func:`replay_floor`) and ``chapter3_call_seconds`` (:func:`chapter3_call`).
     """
     import pandas as pd
     from .device import device as live
@@ -460,12 +516,8 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
                     timed[key] = math.nan
             seconds = timed[key]
         t_roof = float(roof.time(flops, nbytes))
-        if seconds > 0:
-            regime = roof.with_ceilings(overhead=overhead).regime(flops, nbytes, seconds)
-            efficiency = t_roof / seconds
-        else:
-            regime = roof.regime(flops, nbytes) if flops or nbytes else OVERHEAD
-            efficiency = math.nan
+        regime = regime_of(roof, flops, nbytes, overhead)
+        efficiency = t_roof / seconds if seconds > 0 else math.nan
         rows.append({
             "op": str(call.func).replace("aten.", "").replace(".default", ""),
             "phase": call.phase, "module": call.module, "category": category,
@@ -478,9 +530,13 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
     if merge and len(table):
         table = _merge(table)
     table.attrs.update({"device": dev.name, "backend": dev.backend, "overhead_seconds": overhead,
-                        "cache": cache, "backward": backward, "model_seconds": math.nan})
+                        "cache": cache, "backward": backward, "model_seconds": math.nan,
+                        "replay_floor_seconds": math.nan, "chapter3_call_seconds": math.nan,
+                        "summary": dev.summary()})
     if measure:
         table.attrs["model_seconds"] = _time_model(model, inputs, backward, bench_kw)
+        table.attrs["replay_floor_seconds"] = replay_floor(bench_kw, dev)
+        table.attrs["chapter3_call_seconds"] = chapter3_call(dev)
     return table
 
 
@@ -584,6 +640,56 @@ def readable(table, rows: Optional[int] = None):
                                "intensity": "FLOP/byte"})
 
 
+# Columns a reader needs from a profile table (or its totals), with units in the headers, and
+# how brrr.book.table formats each ('flop' columns are written out here as '134 MFLOP').
+PAGE_COLUMNS = {
+    "op": ("op", None), "module": ("module", None), "category": ("category", None),
+    "calls": ("calls", "int"), "flops": ("FLOPs", "flop"), "bytes": ("bytes", "bytes"),
+    "intensity": ("FLOP/byte", "number"), "seconds": ("replayed time", "time"),
+    "roofline_seconds": ("roofline time", "time"), "efficiency": ("efficiency", "percent"),
+    "time_share": ("share of time", "percent"), "regime": ("bound by", "regime"),
+}
+DEFAULT_PAGE_COLUMNS = ["op", "module", "flops", "bytes", "seconds", "roofline_seconds", "efficiency", "regime"]
+
+
+def page_table(table, columns: Optional[list] = None):
+    """A profile table (or :func:`op_totals`) styled for the page by :func:`brrr.book.table`:
+    the ``columns`` a reader needs (default :data:`DEFAULT_PAGE_COLUMNS`, those present),
+    units in the headers, FLOPs with a prefix, times in µs/ms, efficiency in percent,
+    '–' where a value is missing."""
+    from .book import table as styled
+    frame = table.reset_index() if table.index.name in PAGE_COLUMNS else table
+    columns = [c for c in (columns or DEFAULT_PAGE_COLUMNS) if c in frame.columns]
+    unknown = [c for c in columns if c not in PAGE_COLUMNS]
+    if unknown:
+        raise ValueError(f"no page format for columns {unknown}; known: {sorted(PAGE_COLUMNS)}")
+    out = frame[columns].copy()
+    formats, headers = {}, []
+    for col in columns:
+        header, kind = PAGE_COLUMNS[col]
+        if col == "module":   # 'EncoderLayer.attention.query' -> 'attention.query': the model's name once
+            roots = {str(m).split(".")[0] for m in out[col]}
+            if len(roots) == 1:
+                root = roots.pop()
+                out[col] = [str(m)[len(root) + 1:] or "(top level)" for m in out[col]]
+                header = f"module of {root}"
+        if kind == "flop":   # a no-break space keeps '32.8 kFLOP' on one line
+            out[col] = [_si(v, "FLOP").replace(" ", "\u00a0") if v else "0" for v in out[col]]
+        elif kind == "bytes":
+            from .plot import format_bytes
+            out[col] = [format_bytes(v).replace(" ", "\u00a0") if np.isfinite(v) else "–" for v in out[col]]
+        elif kind == "regime":    # 'memory-bound' under the header 'bound by': 'memory'
+            out[col] = [str(v).replace("-bound", "") for v in out[col]]
+        elif kind == "percent":   # two significant digits below 10%: '0.42%', '73%'
+            out[col] = ["–" if not np.isfinite(v) else f"{100 * v:.0f}%" if 100 * v >= 10 else f"{100 * v:.2g}%"
+                        for v in out[col].astype(float)]
+        elif kind:
+            formats[header] = kind
+        headers.append(header)
+    out.columns = headers
+    return styled(out, formats)
+
+
 REMEDIES = {
     COMPUTE: "use faster math: lower precision / tensor cores (bf16, fp16, TF32)",
     MEMORY: "move fewer bytes: fuse it with its neighbours (torch.compile), lower precision",
@@ -611,20 +717,36 @@ def roofline_points(table, by: str = "op"):
     return pd.DataFrame(grouped[["label", "flops", "nbytes", "seconds"]]).reset_index(drop=True)
 
 
+def reference_points(runs, by: str = "op") -> list:
+    """Reference profiles (Results from :func:`brrr.reference.beside`) as Results of
+    roofline points (:func:`roofline_points`), keeping each run's meta (device, date)."""
+    from .reference import as_frame
+    from .results import Result
+    out = []
+    for run in runs or ():
+        points = roofline_points(as_frame(run), by)
+        out.append(Result(name=run.name, records=points.to_dict("records"), meta=dict(run.meta)))
+    return out
+
+
 def plot_roofline(table, roof: Optional[Roofline] = None, by: str = "op", ax=None,
-                  title: Optional[str] = None):
+                  title: Optional[str] = None, reference=None):
     """The profile's ops on this device's roofline (log-log), one point per ``by`` group.
 
     Draws with :func:`brrr.plot.roofline`; ``roof`` defaults to the live device's
-    float32 roofline. Returns the matplotlib Figure.
+    float32 roofline. ``reference``: reference runs of the same profile (from
+    :func:`brrr.reference.beside`), drawn grey with their device's roof. ``title``
+    is followed by the device. Returns the matplotlib Figure.
     """
     from .device import device as live
     from .plot import roofline
     roof = roof or Roofline.from_device()
     dev = live()
-    title = title or (f"Operators of the profiled model on {table.attrs.get('device') or dev.name} "
-                      f"({table.attrs.get('backend') or dev.backend})")
-    return roofline(roof, points=roofline_points(table, by), ax=ax, title=title, device=dev)
+    where = (f"{table.attrs.get('device') or dev.name}"
+             f"{' (measured on CPU)' if (table.attrs.get('backend') or dev.backend) == 'cpu' else ''}")
+    title = f"{title or 'Operators of the profiled model'}: {where}"
+    return roofline(roof, points=roofline_points(table, by), ax=ax, title=title, device=dev,
+                    reference=reference_points(reference, by))
 
 
 # Ivanov et al. (2021), BERT-large training on a V100, as quoted by He (2022): the share of
@@ -660,3 +782,60 @@ def ivanov_comparison(totals):
         rows.append({"category": cat, "quantity": "matmul FLOP/s ÷ this FLOP/s",
                      "published": float(gap), "measured": rate["matmul"] / rate[cat]})
     return pd.DataFrame(rows)
+
+
+def _short_device(run) -> str:
+    """A reference run's device name, short enough for a column header."""
+    name = (getattr(run, "meta", {}).get("device") or {}).get("name", "reference")
+    return name.replace("NVIDIA ", "")
+
+
+def ivanov_table(table, references=()):
+    """:func:`ivanov_comparison` of a profile, for the page: the published figure (Ivanov et
+    al., 2021) beside this run and each reference profile (Results from
+    :func:`brrr.reference.beside`), shares in percent and FLOP/s gaps as 'N×'."""
+    import pandas as pd
+    from .book import table as styled
+    from .reference import as_frame
+
+    def compared(t):
+        return ivanov_comparison(category_totals(t))
+
+    def fmt(quantity, v):
+        if v is None or not np.isfinite(v):
+            return "–"
+        return f"{100 * v:.3g}%" if quantity.startswith("share") else f"{v:,.3g}×"
+
+    live = compared(table)
+    out = pd.DataFrame({"operator class": live.category, "quantity": live.quantity.replace(
+        {"matmul FLOP/s ÷ this FLOP/s": "matmul FLOP/s ÷ its FLOP/s"})})
+    out["published (V100)"] = [fmt(q, v) for q, v in zip(live.quantity, live.published)]
+    out["this run"] = [fmt(q, v) for q, v in zip(live.quantity, live.measured)]
+    for run in references or ():
+        ref = compared(as_frame(run))
+        out[f"{_short_device(run)} (reference)"] = [fmt(q, v) for q, v in zip(ref.quantity, ref.measured)]
+    return styled(out)
+
+
+def phase_totals(table):
+    """FLOPs, summed replayed time and the matmuls' share of it per phase ('forward',
+    'backward'; the one-op 'loss' phase is left out) of a ``backward=True`` profile."""
+    rows = table[table.phase.isin(["forward", "backward"])]
+    out = rows.groupby("phase", sort=False).agg(flops=("flops", "sum"), seconds=("seconds", "sum"),
+                                                ops=("calls", "sum"))
+    mm = rows[rows.category == "matmul"].groupby("phase").seconds.sum()
+    out["matmul_time_share"] = mm.reindex(out.index).fillna(0) / out.seconds
+    mm_flops = rows[rows.category == "matmul"].groupby("phase").flops.sum()
+    out["matmul_flops"] = mm_flops.reindex(out.index).fillna(0)
+    return out.reindex([p for p in ("forward", "backward") if p in out.index])
+
+
+def phase_table(table):
+    """:func:`phase_totals` styled for the page."""
+    from .book import table as styled
+    t = phase_totals(table).reset_index()
+    out = t[["phase", "ops"]].copy()
+    out["FLOPs"] = [_si(v, "FLOP") for v in t.flops]
+    out["time (replayed, summed)"] = t.seconds
+    out["matmul share of the time"] = t.matmul_time_share
+    return styled(out, {"ops": "int", "time (replayed, summed)": "time", "matmul share of the time": "percent"})

@@ -106,19 +106,22 @@ class Roofline:
         return self.time(flops, nbytes) / seconds
 
     def regime(self, flops, nbytes, seconds=None) -> str:
-        """'compute-bound', 'memory-bound' or 'overhead-bound'.
+        """'compute-bound', 'memory-bound' or 'overhead-bound': which lower bound on the time
+        of a call is the largest.
 
-        Without a measured time this is the model's prediction (which of t_math,
-        t_mem is larger). With ``seconds`` and a known ``overhead`` (seconds per
-        call), a call is overhead-bound when the fixed cost exceeds the roofline
-        time, or the measurement is within 3x of that fixed cost.
+        ``t_math = flops / peak_flops`` (compute-bound), ``t_mem = nbytes / peak_bandwidth``
+        (memory-bound) and, when ``overhead`` is known, the fixed cost of one call (Chapter
+        3: the flat part of time against size). A call is overhead-bound when that fixed cost
+        is at least its roofline time ``max(t_math, t_mem)``: left of the size where the work
+        catches up with the cost of issuing it. A measured time (``seconds``, checked to be
+        positive) does not change the regime; it says how close to its bound the call ran
+        (:meth:`efficiency`).
         """
         t_math, t_mem = float(self.t_math(flops)), float(self.t_mem(nbytes))
         if seconds is not None:
-            seconds = _positive("seconds", seconds)
-            if self.overhead is not None and (self.overhead >= max(t_math, t_mem)
-                                              or seconds < 3 * self.overhead):
-                return OVERHEAD
+            _positive("seconds", seconds)
+        if self.overhead is not None and self.overhead >= max(t_math, t_mem):
+            return OVERHEAD
         return COMPUTE if t_math >= t_mem else MEMORY
 
     def with_ceilings(self, **kwargs) -> "Roofline":
@@ -180,7 +183,7 @@ class Roofline:
         meta = getattr(result, "meta", None)
         if meta is None:
             raise TypeError(f"result must be a brrr.Result from measure_roofline, got {type(result).__name__}")
-        for key in ("peak_bandwidth", "peak_flops"):
+        for key in ("peak_flops", "peak_bandwidth"):
             if not meta.get(key):
                 raise ValueError(f"result has no {key.replace('_', ' ')} measurement: was it cut short? "
                                  f"(notes: {meta.get('notes', [])})")

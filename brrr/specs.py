@@ -126,3 +126,12 @@ def spec_table():
             "source": s.source,
         })
     return pd.DataFrame(rows)
+
+
+def tensor_vs_general():
+    """Per GPU, the FP16 tensor-core peak, the FP32 general-math peak (both TFLOP/s, dense,
+    from the spec sheets above) and their ratio: how much faster matmuls can be than the rest."""
+    import pandas as pd
+    return pd.DataFrame([{"GPU": s.name, "FP16 tensor (TFLOP/s)": s.fp16_tensor / T,
+                          "FP32 general (TFLOP/s)": s.fp32 / T, "ratio": s.fp16_tensor / s.fp32}
+                         for s in GPU_SPECS.values()])

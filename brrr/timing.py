@@ -115,11 +115,12 @@ class Timing:
 
 
 def format_seconds(seconds: float) -> str:
-    """Seconds with a readable unit: '12.3 us', '4.56 ms'."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+    """Seconds with a readable unit and three significant digits: '12.3 µs', '4.56 ms'."""
+    rounded = float(f"{seconds:.3g}")   # so that 999.7 ns reads '1 µs', not '1e+03 ns'
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(rounded) >= scale:
+            return f"{rounded / scale:.3g} {unit}"
+    return f"{rounded / 1e-9:.3g} ns"
 
 
 def _positive(name, value):

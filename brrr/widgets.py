@@ -89,7 +89,8 @@ def roofline_explorer(roof: Roofline = None, intensity: float = 1.0, nbytes: flo
 def _static_figure(roof, intensity, nbytes):
     import textwrap
     fig = roofline_figure(roof, intensity, nbytes)
-    fig.supxlabel(textwrap.fill(explain(roof, intensity, nbytes), 120), fontsize=8, color="0.25")
+    # Above the chart: the roofline draws its legend below it.
+    fig.suptitle(textwrap.fill(explain(roof, intensity, nbytes), 110), fontsize=8, color="0.25")
     return fig
 
 

@@ -192,3 +192,16 @@ def test_timing_fields_are_consistent():
     f = _arrays.timing_fields(t, nbytes=6e9, flops=3e9)
     assert f["seconds"] == 3.0 and f["gbps"] == 2.0 and f["gflops"] == 1.0 and f["intensity"] == 0.5
     assert f["warnings"] == "noisy"          # cache-resident is expected in cache sweeps
+
+
+def test_cpu_arrays_start_at_different_page_offsets():
+    """Successive CPU arrays never share a page offset (no 4K aliasing between a copy's source
+    and destination), stay 64-byte aligned, and hold the value asked for."""
+    from brrr.experiments import _arrays
+    arrays = [_arrays.full(1000, 1.5, "float32", "numpy") for _ in range(4)]
+    offsets = [a.ctypes.data % 4096 for a in arrays]
+    assert len(set(offsets)) == 4 and all(o % 64 == 0 for o in offsets)
+    assert all(a.shape == (1000,) and (a == 1.5).all() and a.flags.c_contiguous for a in arrays)
+    torch = pytest.importorskip("torch")
+    t = _arrays.full((3, 4), 2.0, "float32", "torch")
+    assert isinstance(t, torch.Tensor) and t.shape == (3, 4) and float(t.sum()) == 24.0

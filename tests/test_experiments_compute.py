@@ -69,3 +69,75 @@ def test_elementwise_vs_matmul_rejects_bad_sizes(kwargs):
 def test_elementwise_vs_matmul_rejects_bad_flag():
     with pytest.raises(TypeError):
         compute.elementwise_vs_matmul(tensor_cores="yes")
+
+
+# --- MFU of one layer against the batch ------------------------------------------------------
+
+def test_mfu_vs_batch_records():
+    pytest.importorskip("torch")
+    r = compute.mfu_vs_batch(width=64, batches=[1, 4], progress=False)
+    assert r.name == "mfu_vs_batch" and [rec["batch"] for rec in r.records] == [1, 4]
+    peak = brrr.device().peak_flops("float32")
+    assert r.meta["width"] == 64 and r.meta["peak_flops"] == peak
+    for rec in r.records:
+        assert rec["flops"] == compute.matmul_flops(rec["batch"], 64, 64)
+        assert rec["nbytes"] == 4 * (64 * 64 + 64 + 2 * rec["batch"] * 64)
+        assert rec["gflops"] == pytest.approx(rec["flops"] / rec["seconds"] / 1e9)
+        assert rec["mfu"] == pytest.approx(rec["gflops"] * 1e9 / peak)
+        assert rec["peak_flops"] == peak and rec["seconds"] > 0
+        assert rec["roofline_seconds"] == pytest.approx(
+            max(rec["flops"] / peak, rec["nbytes"] / r.meta["peak_bandwidth"]))
+
+
+def test_mfu_vs_batch_quick_mode_picks_fewer_batches():
+    dev = brrr.device()
+    quick, full = compute.default_batches(dev, quick=True), compute.default_batches(dev, quick=False)
+    assert len(quick) < len(full) and quick[0] == full[0] == 1 and max(quick) <= max(full)
+
+
+@pytest.mark.parametrize("kwargs", [dict(width=0), dict(batches=[]), dict(batches=[2, -1])])
+def test_mfu_vs_batch_rejects_bad_sizes(kwargs):
+    pytest.importorskip("torch")
+    with pytest.raises(ValueError):
+        compute.mfu_vs_batch(**kwargs)
+
+
+def test_mfu_vs_batch_is_exported():
+    assert brrr.experiments.mfu_vs_batch is compute.mfu_vs_batch
+    assert brrr.experiments.matmul_tensor_cores is compute.matmul_tensor_cores
+
+
+# --- tensor cores -----------------------------------------------------------------------------
+
+@pytest.mark.skipif(ON_GPU, reason="checks the CPU-only behaviour")
+def test_matmul_tensor_cores_on_a_cpu_runs_general_math_and_says_so():
+    r = compute.matmul_tensor_cores(sizes=[16, 32], dtypes=("float32",), progress=False)
+    assert r.name == "matmul_tensor_cores" and [rec["n"] for rec in r.records] == [16, 32]
+    assert all(not rec["tensor_cores"] for rec in r.records)
+    assert r.meta["peaks"] == {"float32": brrr.device().peak_flops("float32")}
+    assert any("no tensor cores" in note for note in r.meta["notes"])
+
+
+def test_matmul_tensor_cores_rejects_bad_dtypes():
+    for bad in ((), "float16"):
+        with pytest.raises(ValueError):
+            compute.matmul_tensor_cores(dtypes=bad)
+
+
+@pytest.mark.gpu
+def test_matmul_tensor_cores_gpu():
+    r = compute.matmul_tensor_cores(sizes=[256, 512], progress=False)
+    dev = brrr.device()
+    assert {rec["dtype"] for rec in r.records} == {"float32", "float16", "bfloat16"}
+    for rec in r.records:
+        assert rec["tensor_cores"] == dev.has_tensor_cores(rec["dtype"])
+        assert rec["peak_flops"] == dev.peak_flops(rec["dtype"], rec["tensor_cores"])
+
+
+def test_gap_table_has_units():
+    r = compute.elementwise_vs_matmul(n_elements=1024, matmul_n=16, repeat=2)
+    frame = compute.gap_table(r)
+    assert list(frame.columns) == ["kind", "library", "dtype", "time per call", "GFLOP/s", "GB/s",
+                                   "FLOP/byte", "share of its peak"]
+    assert len(frame) == len(r.records)
+    assert r.meta["repeat"] == 2 and r.meta["matmul_n"] == 16 and r.meta["n_elements"] == 1024

@@ -120,3 +120,66 @@ def test_torch_compile_backend_or_clear_note(monkeypatch):
         assert math.isfinite(result.meta["compile_seconds"][2])
     else:
         assert any("torch_compile" in note for note in result.meta["notes"])
+
+
+def test_default_ks_per_sweep():
+    assert fusion.default_ks(quick=False) == tuple(2 ** i for i in range(8))
+    assert fusion.default_ks(quick=True, sweep="torch_compile") == (1, 4, 16)
+    assert max(fusion.default_ks(quick=False, sweep="cos")) == 64
+    with pytest.raises(ValueError):
+        fusion.default_ks(sweep="nope")
+
+
+def test_predicted_table_is_the_model():
+    table = fusion.predicted_table(ROOF, ks=(1, 16, 128))
+    assert list(table["k (ops)"]) == [1, 16, 128]
+    assert list(table["unfused bytes per element"]) == [8, 128, 1024]
+    assert set(table["fused bytes per element"]) == {8}
+    assert list(table["predicted speed-up"]) == pytest.approx([1, 16, 80])
+    assert list(table["fused kernel (roofline)"]) == ["memory-bound", "memory-bound", "compute-bound"]
+
+
+def _hand_made_run(reference=False):
+    records = []
+    for k, tf, tu in ((1, 1e-3, 1e-3), (4, 1e-3, 4e-3)):
+        for variant, t in (("fused", tf), ("unfused", tu)):
+            nbytes, flops = fusion.chain_traffic(k, 1000, variant == "fused")
+            records.append({"backend": "brrr", "library": "brrr.kernels (Numba)", "variant": variant, "k": k,
+                            "op": "mul", "n": 1000, "seconds": t, "predicted_seconds": ROOF.time(flops, nbytes),
+                            "predicted_regime": "memory-bound"})
+    meta = {"device": {"name": "Test GPU" if reference else "Test CPU", "backend": "cuda" if reference else "cpu"},
+            "crossover_k": 80.0, "date": "2026-01-02", "reference": reference}
+    return brrr.Result("fusion_speedup", records, meta)
+
+
+def test_speedup_table_and_plots():
+    run = _hand_made_run()
+    table = fusion.speedup_table(run)
+    assert list(table.columns) == ["fuser", "k (ops)", "fused time", "unfused time", "measured speed-up",
+                                   "roofline speed-up"]
+    assert list(table["measured speed-up"]) == pytest.approx([1, 4])
+    ref = _hand_made_run(reference=True)
+    fig = brrr.plot.fusion_speedups([run], reference=[ref])
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any("this run" in t for t in labels) and any("reference 2026-01-02" in t for t in labels)
+    assert any("reaches the ridge (k = 80" in t for t in labels)
+    fig = brrr.plot.fusion_times(run)
+    assert {line.get_label() for line in fig.axes[0].get_lines()} == {"x * c chain, measured", "x * c chain, roofline"}
+
+
+def test_epilogue_bars_and_inspect_compiled():
+    roof = brrr.Roofline(peak_flops=1e12, peak_bandwidth=1e11)
+    result = brrr.Result("epilogue_fusion", [{"variant": "eager", "seconds": 2e-3},
+                                             {"variant": "torch.compile", "seconds": 1e-3}],
+                         {"roof": roof.to_dict(), "shape": [64, 64, 8], "dtype": "float32"})
+    bars = fusion.epilogue_bars(result).to_frame()
+    assert list(bars["case"]) == ["eager (measured)", "torch.compile (measured)", "3 kernels (roofline)",
+                                  "1 fused kernel (roofline)"]
+    nbytes, flops = fusion.epilogue_traffic(64, 64, 8, True)
+    assert bars["time per call"].iloc[3] == pytest.approx(roof.time(flops, nbytes))
+
+    def broken(x):
+        raise RuntimeError("no compiler here")
+    torch = pytest.importorskip("torch")
+    out = fusion.inspect_compiled(broken, torch.ones(4))
+    assert out["kernels"] == [] and "no compiler here" in out["error"]

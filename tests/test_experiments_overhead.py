@@ -200,3 +200,64 @@ def test_double_the_batch_statistic():
     assert all(rec["seconds"] == rec["median_seconds"] for rec in r.records)
     with pytest.raises(ValueError, match="statistic"):
         ov.double_the_batch(factory, [1, 2], statistic="mean")
+
+
+def test_fit_overhead_says_what_it_measured():
+    sizes = [2 ** k for k in range(0, 12)]
+    r = _synthetic(2e-6, 1e-10, sizes, library="torch")
+    r.meta["torch_threads"] = 1
+    fit = ov.fit_overhead(r, "torch")
+    assert fit["call"] == "torch.add(a, b, out=out)"
+    assert fit["fixed_cost_sizes"] == sizes[:ov.FIXED_COST_SIZES]
+    assert fit["threads"] == 1 and fit["dtype"] == "float32"
+    assert ov.call_of("numpy", "mul") == "numpy.multiply(a, b, out=out)"
+    assert ov.call_of("torch", "cos") == "torch.cos(a, out=out)"
+
+
+def test_fit_overheads_and_table():
+    sizes = [2 ** k for k in range(0, 12)]
+    r = _synthetic(2e-6, 1e-10, sizes)
+    r.records += _synthetic(4e-6, 1e-10, sizes, library="torch").records
+    fits = ov.fit_overheads(r)
+    assert list(fits) == ["numpy", "torch"]
+    table = ov.fit_table(fits)
+    assert list(table["library"]) == ["numpy", "torch"]
+    assert table["fixed cost per call"].tolist() == pytest.approx([2e-6, 4e-6], rel=1e-3)
+
+
+def test_time_vs_size_meta_defines_the_fixed_cost():
+    r = ov.time_vs_size(("numpy", "torch"), sizes=[1, 2, 4, 8], budget=0.01, progress=False)
+    assert r.meta["calls"] == {"numpy": "numpy.add(a, b, out=out)", "torch": "torch.add(a, b, out=out)"}
+    for lib, seconds in r.meta["fixed_cost"].items():
+        assert seconds == ov.fit_overhead(r, lib)["overhead"]
+    assert "smallest sizes" in r.meta["fixed_cost_method"] and "quick" in r.meta
+
+
+def test_call_overhead_records():
+    r = ov.call_overhead(rounds=2, budget=0.005, progress=False)
+    roles = [rec["role"] for rec in r.records]
+    assert roles[0] == "chapter 3" and r.records[0]["call"] == "numpy.add(a, b, out=out)"
+    assert "chapter 7" in roles
+    for rec in r.records:
+        assert rec["rounds"] == 2 and len(rec["round_seconds"]) == 2
+        assert rec["min_seconds"] <= rec["seconds"] <= rec["max_seconds"]
+    table = ov.call_table(r)
+    assert len(table) == len(r.records) and "used by" in table
+    with pytest.raises(ValueError):
+        ov.call_overhead(rounds=0)
+
+
+def test_batch_table_verdicts():
+    recs = [{"size": 1, "seconds": 1.0, "time_ratio": None, "size_ratio": None},
+            {"size": 2, "seconds": 1.05, "time_ratio": 1.05, "size_ratio": 2.0},
+            {"size": 4, "seconds": 2.1, "time_ratio": 2.0, "size_ratio": 2.0}]
+    table = ov.batch_table(Result("double_the_batch", records=recs))
+    assert table["verdict"].tolist()[1:] == ["overhead-bound", "work-bound"] and table["verdict"].isna()[0]
+    assert table["time per sample"].tolist() == pytest.approx([1.0, 0.525, 0.525])
+
+
+def test_mlp_factory_describes_itself():
+    factory = ov.mlp_factory(width=8, depth=2, device="cpu")
+    assert "2 Linear(8, 8)" in factory.description and factory.layers == 2
+    r = ov.double_the_batch(factory, [1, 2], backend="cpu", budget=0.01, progress=False)
+    assert r.meta["workload"] == factory.description

@@ -132,3 +132,18 @@ def test_compiled_recompute_saves_only_the_input():
     assert all(r["saved_bytes"] == r["predicted_saved_bytes"] for r in rows.values())
     assert not any("differs" in n for n in result.meta["notes"])
     assert math.isfinite(rows["compiled (recompute)"]["compile_seconds"])
+
+
+def test_checkpoint_sweep_times_in_rounds_and_tables():
+    result = recompute.checkpoint_sweep(every=(0, 2), layers=2, width=4, batch=2, rounds=2, progress=False)
+    assert result.meta["rounds"] == 2 and result.meta["parameter_bytes"] > 0 and result.meta["step_flops"] > 0
+    for r in result.records:
+        assert 0 < r["min"] <= r["seconds"]
+    table = recompute.checkpoint_table(result)
+    assert list(table["segment length (blocks)"]) == ["none", "2"]
+    assert "allocator's peak (GPU only)" in table
+    with pytest.raises(ValueError, match="rounds"):
+        recompute.checkpoint_sweep(every=(0,), layers=2, width=4, batch=2, rounds=0, progress=False)
+    rows = recompute.saved_table(recompute.saved_tensors(torch.nn.Linear(3, 2), torch.randn(5, 3)))
+    assert list(rows.columns) == ["shape", "dtype", "bytes", "kind", "times saved"]
+    assert list(rows["shape"]) == ["5 x 3"] and list(rows["bytes"]) == [60]

@@ -259,3 +259,50 @@ def test_measure_conv_record(monkeypatch):
     assert rec["seconds"] > 0 and rec["achieved_flops"] == pytest.approx(rec["flops"] / rec["seconds"])
     assert rec["roofline_seconds"] == pytest.approx(rec["flops"] / rec["attainable_flops"])
     assert math.isfinite(rec["efficiency"])
+
+
+# --- tables and helpers for the chapter page ------------------------------------------------------
+
+def test_table_iii_beside_paper_rounds_to_the_papers_digits():
+    t = I.table_iii_beside_paper()
+    assert list(t["convolution"]) == list(I.KINDS)
+    assert (t["intensity (brrr)"] == t["intensity (paper)"]).all()
+    assert t.loc[t["convolution"] == "pointwise", "intensity (brrr)"].item() == 0.24   # 0.2359 to 2 digits
+
+
+def test_largest_differences_are_beyond_rounding():
+    t = I.compare_with_paper(["vgg16", "alexnet"])
+    d = I.largest_differences(t)
+    assert d.loc["VGG-16", "largest difference (%)"] == 0           # every column rounds to the paper's
+    alex = t.loc["AlexNet"]
+    # A/W 0.034 rounds to the paper's 0.03, so AlexNet's largest difference is in M_c/A
+    assert d.loc["AlexNet", "column"] == "activation_reuse"
+    expected = (abs(alex["activation_reuse"] - 362) - 0.5) / 362 * 100
+    assert d.loc["AlexNet", "largest difference (%)"] == pytest.approx(expected)
+    view = I.table_viii_view(t)
+    assert ("AI_c", "paper") in view.columns and ("d_f (%)", "brrr, rounded") in view.columns
+    assert t.loc["VGG-16", "macs"] == 15_470_264_320 and t.loc["AlexNet", "input_size"] == 227
+
+
+def test_readable_and_totals_tables():
+    kinds = I.readable(I.convolution_table(normalize=False))
+    assert kinds.columns[0] == "convolution" and "M_c/A (MACs per activation)" in kinds.columns
+    r = I.model_intensity(meta("nin"), (1, 3, 227, 227), name="NiN")
+    t = I.totals_table([r])
+    assert t.loc[0, "network"] == "NiN" and t.loc[0, "DI (MACs per element)"] == pytest.approx(r.di)
+
+
+def test_network_layers_and_device_roof():
+    layers = I.network_layers(("vgg16",))
+    assert list(layers) == ["VGG-16"] and (layers["VGG-16"]["kind"] == "fc").sum() == 3
+    roof = I.device_roof()
+    assert roof.name.endswith(("spec sheet", "measured roof"))
+
+
+def test_measure_convs_keeps_its_roof(monkeypatch):
+    monkeypatch.setenv("BRRR_QUICK", "1")
+    r = I.measure_convs(kinds=("depthwise",), M=16, N=16, S_o=8, progress=False)
+    assert r.meta["roof"]["peak_flops"] > 0 and r.meta["cache_bytes"] > 0
+    t = I.conv_table(r)
+    rec = r.records[0]
+    assert t.loc[0, "share of the roof"] == pytest.approx(rec["achieved_flops"] / rec["attainable_flops"])

@@ -210,3 +210,39 @@ def test_explorer_static_and_interactive():
         widgets.roofline_explorer(roof="A100", static=True)
     with pytest.raises(ValueError, match="intensity"):
         widgets.roofline_explorer(intensity=-1, static=True)
+
+
+def tensor_core_result(device=GPU, reference=False):
+    recs = [{"n": n, "dtype": dtype, "tensor_cores": True, "gflops": g * n / 4096, "peak_flops": peak,
+             "flops": 2.0 * n ** 3, "seconds": 2.0 * n ** 3 / (g * n / 4096 * 1e9)}
+            for dtype, g, peak in (("float32", 100e3, 156e12), ("float16", 200e3, 312e12), ("bfloat16", 190e3, 312e12))
+            for n in (1024, 2048, 4096)]
+    meta = {"device": device, "date": "2026-01-02T00:00:00"}
+    if reference:
+        meta["reference"] = True
+    return Result("matmul_tensor_cores", recs, meta)
+
+
+def test_matmul_tensor_cores_lines_peaks_and_reference():
+    fig = plot.matmul_tensor_cores(tensor_core_result(), reference=[tensor_core_result(reference=True)])
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sum("this run" in s for s in labels) == 3 and sum("reference" in s for s in labels) == 3
+    # One dotted peak per value: TF32 alone, FP16 and BF16 together; the reference's same peaks not repeated.
+    peaks = [s for s in labels if "peak" in s]
+    assert len(peaks) == 2 and any("FP16 and BF16 peak, spec (312 TFLOP/s)" in s for s in peaks)
+    assert ax.get_xscale() == "log" and "TFLOP/s" in ax.get_ylabel()
+
+
+def test_matmul_tensor_cores_without_a_live_run():
+    assert plot.matmul_tensor_cores(None, reference=[]) is None
+    fig = plot.matmul_tensor_cores(None, reference=[tensor_core_result(reference=True)])
+    assert "reference run" in fig.axes[0].get_title()
+
+
+def test_sweep_mfu_axis_in_percent():
+    frame = [{"batch": b, "mfu": m} for b, m in ((1, 0.001), (64, 0.1), (1024, 0.5))]
+    fig = plot.sweep(frame, "batch", "mfu")
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    assert "%" in ax.get_ylabel() and any(t.get_text().endswith("%") for t in ax.get_yticklabels())

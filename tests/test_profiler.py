@@ -201,3 +201,97 @@ def test_gpu_half_precision_matmul_uses_tensor_core_roof():
     assert row.bytes == 3 * 256 * 256 * 2 and row.seconds > 0
     back = brrr.profile(nn.Linear(64, 64).cuda(), torch.randn(8, 64, device="cuda"), backward=True, repeats=3)
     assert "backward" in set(back.phase)
+
+
+# --- the regime rule: chapter 3's definition of overhead ---------------------------------------
+
+def test_regime_is_the_largest_of_math_memory_and_the_fixed_cost_of_a_call():
+    """Overhead-bound exactly when the fixed cost per call is at least the roofline time
+    (left of chapter 3's crossover); else the larger of t_math and t_mem decides."""
+    from brrr.profiler import regime_of
+    roof = brrr.Roofline(peak_flops=10e12, peak_bandwidth=1e12)
+    # one add of 1,000 float32: 12 kB -> 12 ns at the roof, far below a 5 us call
+    assert regime_of(roof, 1_000, 12_000, overhead=5e-6) == "overhead-bound"
+    # the crossover: work at the roof == fixed cost (5 us = 5 MB at 1 TB/s)
+    assert regime_of(roof, 1e6, 5e6, overhead=5e-6) == "overhead-bound"
+    assert regime_of(roof, 1e6, 5.1e6, overhead=5e-6) == "memory-bound"
+    # a big matmul: t_math 0.2 ms > t_mem > fixed cost
+    assert regime_of(roof, 2e9, 3e6, overhead=5e-6) == "compute-bound"
+    # no fixed cost known: the roofline alone decides; no work at all is overhead
+    assert regime_of(roof, 1_000, 12_000) == "memory-bound"
+    assert regime_of(roof, 0, 0, overhead=None) == "overhead-bound"
+
+
+def test_profile_regimes_follow_the_fixed_cost_not_the_replayed_time():
+    """Every row of a real profile obeys the rule; its measured time does not enter, so a
+    slow replay (a cache flush, a busy machine) cannot turn a big operator overhead-bound."""
+    model = nn.Sequential(nn.Linear(512, 2048), nn.GELU(), nn.LayerNorm(2048), nn.Linear(2048, 4))
+    table = brrr.profile(model, torch.randn(64, 512), repeats=3)
+    overhead = table.attrs["overhead_seconds"]
+    assert 0 < overhead < 1e-3
+    for row in table.itertuples():
+        expected = "overhead-bound" if overhead >= row.roofline_seconds else \
+            ("compute-bound" if row.intensity >= brrr.Roofline.from_device(dtype=row.dtype).ridge else "memory-bound")
+        assert row.regime == expected, row
+    # the last Linear (64 x 2048 -> 4) is tiny; the first (64 x 512 -> 2048) is not
+    addmm = table[table.op == "addmm"]
+    assert addmm.roofline_seconds.iloc[0] > addmm.roofline_seconds.iloc[-1]
+
+
+def test_profile_attrs_name_the_costs_the_text_compares():
+    table = brrr.profile(nn.Linear(8, 8), torch.randn(4, 8), repeats=3)
+    a = table.attrs
+    for key in ("overhead_seconds", "replay_floor_seconds", "chapter3_call_seconds", "model_seconds"):
+        assert a[key] > 0 and math.isfinite(a[key]), key
+    assert a["summary"]["name"] == a["device"] and a["backend"] in ("cpu", "cuda")
+    off = brrr.profile(nn.Linear(8, 8), torch.randn(4, 8), measure=False)
+    assert off.attrs["overhead_seconds"] is None and math.isnan(off.attrs["replay_floor_seconds"])
+    assert set(off.regime) <= {"compute-bound", "memory-bound"}   # no fixed cost known
+
+
+def test_profile_round_trips_through_a_reference_result(tmp_path):
+    from brrr.reference import as_frame, as_result
+    from brrr.results import Result
+    table = brrr.profile(nn.Linear(8, 8), torch.randn(4, 8), repeats=3)
+    path = as_result(table, "profile_test").to_json(str(tmp_path / "p.json"))
+    back = as_frame(Result.load(path))
+    assert list(back.op) == list(table.op) and back.attrs["overhead_seconds"] == table.attrs["overhead_seconds"]
+    assert back.regime.tolist() == table.regime.tolist()
+
+
+def test_plot_roofline_draws_references_grey(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    from brrr import profiler
+    from brrr.reference import as_result
+    table = brrr.profile(nn.Sequential(nn.Linear(32, 32), nn.GELU()), torch.randn(16, 32), repeats=3)
+    ref = as_result(table, "profile_test")
+    ref.meta.update(reference=True, date="2026-01-02T00:00:00+00:00",
+                    device={**ref.meta["device"], "name": "Some GPU"})
+    fig = profiler.plot_roofline(table, title="Tiny", reference=[ref])
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert any("Some GPU, reference 2026-01-02" in label for label in labels)
+    assert fig.axes[0].get_title().startswith("Tiny: ")
+    assert len(profiler.reference_points([ref])[0].records) == len(profiler.roofline_points(table))
+
+
+def test_page_tables_have_units_and_no_missing_cells():
+    from brrr import profiler
+    layer = small_block(hidden=32, heads=2, ffn=64)
+    x = encoder_input(layer, batch=2, seq=8)
+    table = brrr.profile(layer, x, repeats=3)
+    html = profiler.page_table(table).to_html()
+    for header in ("FLOPs", "bytes", "replayed time", "roofline time", "efficiency",
+                   "module of EncoderLayer"):
+        assert header in html, header
+    assert "nan" not in html.lower() and "None" not in html
+    assert "EncoderLayer.attention" not in html            # the model's name is in the header only
+    ops = profiler.page_table(profiler.op_totals(table), ["op", "calls", "flops", "seconds", "time_share"])
+    assert "share of time" in ops.to_html()
+    train = brrr.profile(layer, x, backward=True, repeats=3)
+    phases = profiler.phase_totals(train)
+    assert list(phases.index) == ["forward", "backward"]
+    assert phases.flops.sum() == train[train.phase.isin(["forward", "backward"])].flops.sum()
+    assert "nan" not in profiler.phase_table(train).to_html().lower()
+    ivanov = profiler.ivanov_table(table).to_html()
+    assert "published (V100)" in ivanov and "99.8%" in ivanov and "700×" in ivanov

@@ -37,21 +37,6 @@ def test_not_a_result(tmp_path):
         Result.load(str(p))
 
 
-def test_shipped_reference_measurements_carry_their_provenance():
-    """book/reference/: only real full-mode runs, each saying where and how it was made."""
-    from pathlib import Path
-    from brrr.results import load_all
-    folder = Path(__file__).resolve().parents[1] / "book" / "reference"
-    results = load_all(str(folder))
-    assert {r.meta["device"]["backend"] for r in results} >= {"cpu", "cuda"}
-    for r in results:
-        assert r.is_reference and len(r) > 0, r
-        assert r.meta["command"].startswith("python scripts/make_reference.py"), r.meta["command"]
-        assert r.meta["date"][:4].isdigit() and r.meta["versions"]["brrr"]
-        assert r.meta["device"]["name"] and r.meta.get("quick") is False
-        assert all(rec["seconds"] > 0 for rec in r.records if "seconds" in rec)
-
-
 def test_load_all_rejects_a_missing_folder(tmp_path):
     from brrr.results import load_all
     with pytest.raises(ValueError, match="folder"):

@@ -54,6 +54,11 @@ def test_regime_prediction_and_overhead():
     assert roof.regime(1e9, 8e9, seconds=8e9 / 1.5e12 * 1.2) == MEMORY
     # Without a known overhead the model cannot say "overhead".
     assert seed_a100().regime(1, 8, seconds=6e-6) == MEMORY
+    # A call whose roofline time (8 us) exceeds the fixed cost (5 us) is bound by its work,
+    # however slowly it was measured (chapter 3's crossover, and chapter 7's rule).
+    nbytes = 8e-6 * 1.5e12
+    assert roof.regime(1e6, nbytes, seconds=12e-6) == MEMORY
+    assert roof.regime(1e6, nbytes, seconds=1e-3) == MEMORY
 
 
 def test_efficiency():

@@ -132,7 +132,9 @@ def test_gpu_only_modes_refused_without_a_gpu():
 def test_format_seconds():
     assert format_seconds(2.5) == "2.5 s"
     assert format_seconds(0.0123) == "12.3 ms"
-    assert format_seconds(4.2e-6) == "4.2 us"
+    assert format_seconds(4.2e-6) == "4.2 µs"
+    assert format_seconds(999.7e-9) == "1 µs" and format_seconds(0.9996) == "1 s"
+    assert format_seconds(12.34e-9) == "12.3 ns"
     assert format_seconds(5e-9) == "5 ns"
 
 

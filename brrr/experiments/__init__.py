@@ -3,9 +3,10 @@
 One module per topic; every function here is importable as ``brrr.experiments.NAME``.
 """
 from .common import run_sweep, is_out_of_memory
-from .compute import elementwise_vs_matmul, matmul_flops
+from .compute import elementwise_vs_matmul, matmul_flops, matmul_tensor_cores, mfu_vs_batch
 from .overhead import (time_vs_size, fit_overhead, python_ops_per_second, async_demo,
-                       double_the_batch, batch_verdict, mlp_factory, reduce_overhead_demo)
+                       double_the_batch, batch_verdict, mlp_factory, reduce_overhead_demo,
+                       fit_overheads, fit_table, call_overhead, call_table, batch_table)
 from .bandwidth import bandwidth_vs_size
 from .matmul import matmul_vs_size
 from .roofline import measure_roofline, measured_roofline
@@ -14,3 +15,5 @@ from .fusion import (fusion_speedup, speedups, speedup_lines, predicted_speedup,
                      crossover_k, epilogue_fusion, cos_cases, epilogue_traffic, generated_kernels, time_lines)
 from .recompute import (saved_tensors, saved_bytes, mlp_stack, Checkpointed, checkpoint_sweep,
                         checkpoint_model, compiled_recompute, pointwise_chain, peak_memory)
+from . import diagnosis
+from .diagnosis import compile_remedy, batch_remedy, precision_remedy, low_precision_dtype

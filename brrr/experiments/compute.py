@@ -58,7 +58,9 @@ def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: 
     Records: kind (one of :data:`KINDS`), library, dtype, tensor_cores, flops,
     nbytes, seconds, gflops, gbps, intensity (FLOP/byte) and ``peak_flops``, the
     spec (GPU) or measured (CPU) peak for that kind of math. ``meta['gap']`` is
-    the best matmul FLOP/s divided by the best elementwise FLOP/s.
+    the best matmul FLOP/s divided by the best elementwise FLOP/s; ``meta['spec_gap']``
+    the spec sheet's FP16-tensor over FP32-general ratio (None on a CPU); ``meta`` also
+    holds the sizes used (n_elements, matmul_n, repeat).
     """
     if not isinstance(tensor_cores, bool):
         raise TypeError(f"tensor_cores must be True or False, got {tensor_cores!r}")
@@ -69,7 +71,8 @@ def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: 
     repeat = d_repeat if repeat is None else _arrays.check_sizes("repeat", [repeat])[0]
     result = Result("elementwise_vs_matmul", meta=provenance(
         f"brrr.experiments.elementwise_vs_matmul(n_elements={n_elements}, matmul_n={matmul_n}, "
-        f"repeat={repeat})", notes=[], quick=config.quick_mode()))
+        f"repeat={repeat})", notes=[], quick=config.quick_mode(), n_elements=n_elements,
+        matmul_n=matmul_n, repeat=repeat))
     notes = result.meta["notes"]
 
     def record(kind, lib, dtype, tc, t, flops, nbytes, peak):
@@ -127,3 +130,94 @@ def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: 
     result.meta["spec_gap"] = (dev.peak_flops("float16", True) / general
                                if dev.backend == "cuda" and dev.spec is not None else None)
     return result
+
+
+# --- tensor cores against size ----------------------------------------------------------
+
+def matmul_tensor_cores(sizes=None, dtypes=("float32", "float16", "bfloat16"),
+                        progress: bool = True) -> Result:
+    """Square-matmul FLOP/s against n on tensor cores, one sweep per dtype (float32 means TF32).
+
+    Each sweep is :func:`brrr.experiments.matmul_vs_size` with ``tensor_cores=True``;
+    the records of all of them go into one Result, ``'matmul_tensor_cores'``, each
+    with its dtype, ``tensor_cores`` (False where the device has none for that dtype
+    and ran general math) and its own ``peak_flops``. ``meta['peaks']`` maps dtype to
+    that peak. On a device without tensor cores (any CPU) the sweeps run general
+    math and ``meta['notes']`` says so.
+    """
+    from .matmul import matmul_vs_size
+    if isinstance(dtypes, str) or not dtypes:
+        raise ValueError(f"dtypes must be a non-empty sequence such as ('float16',), got {dtypes!r}")
+    runs = [matmul_vs_size(sizes=sizes, dtype=d, tensor_cores=True, progress=progress) for d in dtypes]
+    result = Result("matmul_tensor_cores", meta=provenance(
+        f"brrr.experiments.matmul_tensor_cores(dtypes={tuple(dtypes)!r})", quick=config.quick_mode(),
+        dtypes=[run.meta["dtype"] for run in runs],
+        peaks={run.meta["dtype"]: run.meta["peak_flops"] for run in runs},
+        notes=[note for run in runs for note in run.meta["notes"]]))
+    for run in runs:
+        result.records.extend(run.records)
+    return result
+
+
+# --- MFU of one layer against the batch -------------------------------------------------
+
+def default_batches(dev=None, quick=None) -> list:
+    """Batch sizes for :func:`mfu_vs_batch`: powers of 4 from 1, fewer in quick mode."""
+    dev = dev or live_device()
+    quick = config.quick_mode() if quick is None else quick
+    if quick:
+        return [1, 8, 64, 512]
+    return [1, 4, 16, 64, 256, 1024, 4096] + ([16384] if dev.backend == "cuda" else [])
+
+
+def mfu_vs_batch(width: int = 1024, batches=None, progress: bool = True) -> Result:
+    """Model FLOPs utilisation of one ``Linear(width, width)`` layer (and its ReLU) against the batch.
+
+    The layer is :func:`brrr.experiments.mlp_factory` with ``depth=1``, run forward
+    in PyTorch (float32, TF32 off), on the GPU where PyTorch has one. Its model
+    FLOPs are the matmul's, ``2 * batch * width * width`` (the bias add and the
+    ReLU, ``2 * batch * width`` more, are left out, as MFU counts usually do).
+
+    Records: batch, width, seconds (median per forward pass), flops, gflops,
+    ``mfu`` (achieved FLOP/s over ``peak_flops``, the FP32 general-math peak: the
+    spec on a GPU, the measured matmul roof on a CPU), nbytes (the least traffic:
+    weights and bias read, input read, output written), intensity (FLOP/byte),
+    and ``roofline_seconds``, the least time the roofline allows for those FLOPs and
+    bytes. ``meta``: width, peak_flops, peak_bandwidth.
+    """
+    from .matmul import _tf32
+    from .overhead import mlp_factory
+    width = _arrays.check_sizes("width", [width])[0]
+    dev = live_device()
+    batches = default_batches(dev) if batches is None else _arrays.check_sizes("batches", batches)
+    factory = mlp_factory(width=width, depth=1)
+    peak = dev.peak_flops("float32")
+    peak_bw = dev.peak_bandwidth
+
+    def measure(batch):
+        forward = factory(batch)
+        flops = matmul_flops(batch, width, width)
+        nbytes = 4 * (width * width + width + 2 * batch * width)
+        with _tf32("torch", False):
+            t = bench(forward, cache="hot", min_samples=3, label=f"Linear({width}, {width}) batch={batch}")
+        seconds = t.median
+        return {"device": dev.name, "backend": dev.backend, "batch": batch, "width": width,
+                "seconds": seconds, "min": t.min, "iqr": t.iqr, "flops": float(flops),
+                "gflops": flops / seconds / 1e9, "mfu": flops / seconds / peak, "peak_flops": peak,
+                "nbytes": float(nbytes), "intensity": flops / nbytes,
+                "roofline_seconds": max(flops / peak, nbytes / peak_bw)}
+
+    from .common import run_sweep
+    return run_sweep("mfu_vs_batch", batches, measure, progress=progress,
+                     command=f"brrr.experiments.mfu_vs_batch(width={width}, batches={list(batches)})",
+                     width=width, peak_flops=peak, peak_bandwidth=peak_bw, quick=config.quick_mode())
+
+
+def gap_table(result):
+    """The records of :func:`elementwise_vs_matmul` as a table for the page: what ran, with
+    units in the headers (time per call in seconds, GFLOP/s, GB/s, share of the peak for
+    that kind of math)."""
+    frame = result.to_frame()
+    frame = frame[["kind", "library", "dtype", "seconds", "gflops", "gbps", "intensity", "fraction_of_peak"]]
+    return frame.rename(columns={"seconds": "time per call", "gflops": "GFLOP/s", "gbps": "GB/s",
+                                 "intensity": "FLOP/byte", "fraction_of_peak": "share of its peak"})

@@ -95,10 +95,40 @@ def crossover_k(roof: Roofline, op: str = "mul", dtype="float32") -> float:
 
 # --- the fusers ---------------------------------------------------------------------------
 
-def default_ks(quick=None) -> tuple:
-    """1, 2, 4, ..., 128 (quick mode: 1, 2, 4, 16, 64)."""
+KS = {   # sweep -> (full-size chain lengths, quick-mode chain lengths)
+    "kernels": (tuple(2 ** i for i in range(8)), (1, 2, 4, 16, 64)),
+    "torch_compile": (tuple(2 ** i for i in range(7)), (1, 4, 16)),   # a compile (seconds) per k
+    "cos": (tuple(2 ** i for i in range(7)), (1, 2, 4, 8)),
+}
+
+
+def default_ks(quick=None, sweep: str = "kernels") -> tuple:
+    """Chain lengths for a sweep: 'kernels' 1, 2, 4, ..., 128 (quick mode: 1, 2, 4, 16, 64);
+    'torch_compile' 1 to 64 (quick: 1, 4, 16), since each k costs a compilation; 'cos' 1 to 64
+    (quick: 1, 2, 4, 8)."""
+    if sweep not in KS:
+        raise ValueError(f"sweep must be one of {tuple(KS)}, got {sweep!r}")
     quick = config.quick_mode() if quick is None else quick
-    return (1, 2, 4, 16, 64) if quick else tuple(2 ** i for i in range(8))
+    return KS[sweep][1 if quick else 0]
+
+
+def predicted_table(roof: Roofline, ks=None, op: str = "mul", dtype="float32"):
+    """The bytes model for each chain length ``k``, as a table for the page (a DataFrame):
+    bytes per element moved unfused and fused, the fused kernel's intensity (FLOP/byte),
+    the roofline's speed-up of fusing, and the fused kernel's regime. Nothing is measured."""
+    import pandas as pd
+    if not isinstance(roof, Roofline):
+        raise TypeError(f"roof must be a brrr.Roofline, got {type(roof).__name__}")
+    ks = default_ks() if ks is None else _arrays.check_sizes("ks", ks)
+    rows = []
+    for k in ks:
+        unfused, _ = chain_traffic(k, 1, False, op, dtype)
+        fused, flops = chain_traffic(k, 1, True, op, dtype)
+        rows.append({"k (ops)": k, "unfused bytes per element": unfused, "fused bytes per element": fused,
+                     "fused intensity (FLOP/byte)": flops / fused,
+                     "predicted speed-up": predicted_speedup(roof, k, op=op, dtype=dtype),
+                     "fused kernel (roofline)": roof.regime(flops, fused)})
+    return pd.DataFrame(rows)
 
 
 def _torch_op(torch, op, c, d):
@@ -307,6 +337,53 @@ def fusion_speedup(ks=None, n=None, op: str = "mul", dtype="float32", backends=(
     return result
 
 
+def own_fuser(dev=None) -> str:
+    """The fuser that runs ``brrr``'s own kernels here: 'brrr' where arrays are NumPy (CPU) or
+    CuPy (GPU); 'torch_compile' on a GPU driven by PyTorch only."""
+    dev = dev or live_device()
+    return "brrr" if dev.array_library in ("numpy", "cupy") else "torch_compile"
+
+
+def cos_chain(ks=None, n=None, backends=None, dtype="float32", progress: bool = True):
+    """:func:`fusion_speedup` for a chain of cosines, with sizes that fit a chapter.
+
+    ``ks`` defaults to ``default_ks(sweep='cos')``; ``n`` to 2**20 elements on the CPU
+    (a cosine is a math-library call of tens of cycles there, so a DRAM-sized array
+    would take minutes) and the usual DRAM-sized array on a GPU; ``backends`` to
+    ``(own_fuser(),)``.
+    """
+    dev = live_device()
+    ks = default_ks(sweep="cos") if ks is None else ks
+    n = (2 ** 20 if dev.backend == "cpu" else None) if n is None else n
+    backends = (own_fuser(dev),) if backends is None else backends
+    return fusion_speedup(ks=ks, n=n, op="cos", dtype=dtype, backends=backends, progress=progress)
+
+
+def speedup_table(result):
+    """The speed-ups of a :func:`fusion_speedup` run as a table for the page (a DataFrame):
+    'fuser', 'k (ops)', 'fused time' and 'unfused time' (seconds), 'measured speed-up',
+    'roofline speed-up' (unfused time / fused time, measured and predicted)."""
+    import pandas as pd
+    columns = ["fuser", "k (ops)", "fused time", "unfused time", "measured speed-up", "roofline speed-up"]
+    if not getattr(result, "records", True):   # every fuser was skipped here: an empty table
+        return pd.DataFrame(columns=columns)
+    table = speedups(result)
+    return table.rename(columns={"library": "fuser", "k": "k (ops)", "fused_seconds": "fused time",
+                                 "unfused_seconds": "unfused time", "speedup": "measured speed-up",
+                                 "predicted_speedup": "roofline speed-up"})[
+        ["fuser", "k (ops)", "fused time", "unfused time", "measured speed-up", "roofline speed-up"]]
+
+
+def inspect_compiled(fn, *args) -> dict:
+    """What ``torch.compile`` makes of ``fn(*args)``: ``{'kernels': [names launched], 'error': None}``,
+    or ``{'kernels': [], 'error': 'what went wrong'}`` where it cannot compile here (no C++
+    compiler, an unsupported platform)."""
+    try:
+        return {"kernels": generated_kernels(fn, *args), "error": None}
+    except Exception as error:  # noqa: BLE001 - a missing compiler is an outcome, not a crash
+        return {"kernels": [], "error": f"{type(error).__name__}: {str(error)[:200]}"}
+
+
 def cos_cases(result):
     """The ``x.cos().cos()`` comparison of a ``fusion_speedup(ks=(1, 2), op='cos')`` run: a
     Result (same meta) with one record per case ('cos', 'cos().cos(), fused', 'cos().cos(),
@@ -435,6 +512,22 @@ def generated_kernels(fn, *args) -> list:
     torch._dynamo.reset()
     _, sources = run_and_get_code(torch.compile(fn), *args)
     return [name for source in sources for name in kernel_names(source)]
+
+
+def epilogue_bars(result):
+    """The bars of an :func:`epilogue_fusion` run: a Result (same meta) with one record per
+    case, 'case' and 'time per call' (seconds): each variant as measured, then the roofline's
+    time for three kernels and for one fully fused kernel."""
+    frame = _frame(result)
+    rows = [{"case": f"{r.variant} (measured)", "time per call": r.seconds} for r in frame.itertuples()]
+    meta = getattr(result, "meta", {}) or {}
+    shape, dtype = meta.get("shape"), meta.get("dtype", "float32")
+    if shape and meta.get("roof"):
+        roof = Roofline.from_dict(meta["roof"])
+        for fused, case in ((False, "3 kernels (roofline)"), (True, "1 fused kernel (roofline)")):
+            nbytes, flops = epilogue_traffic(*(int(v) for v in shape), fused, dtype)
+            rows.append({"case": case, "time per call": float(roof.time(flops, nbytes))})
+    return Result("epilogue_bars", rows, dict(meta))
 
 
 def epilogue_fusion(m=None, n=None, k=None, dtype="float32", roof=None, progress: bool = True):

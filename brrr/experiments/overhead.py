@@ -34,6 +34,8 @@ from .common import run_sweep
 
 LIBRARIES = ("numpy", "torch", "cupy")
 OPS = ("add", "mul", "cos")
+FIXED_COST_SIZES = 5    # the fixed cost of a call: median time of the sweep's 5 smallest sizes
+PER_ELEMENT_SIZES = 2   # the cost per element: from the sweep's 2 largest sizes
 
 
 # --- helpers --------------------------------------------------------------------
@@ -229,26 +231,153 @@ def time_vs_size(libraries: Sequence[str] = LIBRARIES, sizes: Optional[Sequence[
                            command=f"brrr.experiments.time_vs_size({tuple(libraries)!r}, op={op!r})")
     for lib, why in skipped.items():
         result.meta["notes"].append(f"{lib} skipped: {why}")
+    # What "the fixed cost of a call" means here, for readers of this result (Chapter 7 too).
+    result.meta["quick"] = config.quick_mode()
+    result.meta["calls"] = {lib: call_of(lib, op) for lib in usable}
+    if len(sizes) >= 4:
+        result.meta["fixed_cost"] = {lib: fit["overhead"] for lib, fit in fit_overheads(result).items()}
+        result.meta["fixed_cost_method"] = (
+            f"median, over the {FIXED_COST_SIZES} smallest sizes, of the median wall-clock seconds per "
+            "call of the call in meta['calls'], called back to back in a Python loop (perf_counter; on a "
+            "GPU, blocks of calls synchronised once); PyTorch CPU threads: meta['torch_threads']")
     return result
 
 
 def fit_overhead(result: Result, library: str) -> dict:
     """Fit ``seconds = overhead + size * per_element`` to one library's ``time_vs_size`` records.
 
-    ``overhead`` (seconds) is the median time of the smallest sizes (where the
-    curve is flat); ``per_element`` (seconds/element) comes from the largest
-    sizes; ``crossover`` (elements) is where the work costs as much as the
-    overhead: below it the call is overhead-bound.
+    ``overhead`` (seconds), the fixed cost of a call, is the median of the
+    ``seconds`` (each the median wall-clock time per call) of the
+    :data:`FIXED_COST_SIZES` smallest sizes, where the curve is flat;
+    ``per_element`` (seconds/element) comes from the :data:`PER_ELEMENT_SIZES`
+    largest sizes; ``crossover`` (elements) is where the work costs as much as
+    the overhead: below it the call is overhead-bound. Also returned: the
+    ``call`` that was timed, the ``fixed_cost_sizes`` the overhead comes from,
+    PyTorch's ``threads`` during the sweep (None: its default) and the ``backend``.
     """
     rows = sorted((r for r in result.records if r.get("library") == library), key=lambda r: r["size"])
     if len(rows) < 4:
         raise ValueError(f"need at least 4 records for library={library!r}, found {len(rows)}")
-    overhead = float(np.median([r["seconds"] for r in rows[:3]]))
-    big = rows[-2:]
+    small = rows[:FIXED_COST_SIZES]
+    overhead = float(np.median([r["seconds"] for r in small]))
+    big = rows[-PER_ELEMENT_SIZES:]
     per_element = float(np.median([max(r["seconds"] - overhead, 0.0) / r["size"] for r in big]))
     crossover = overhead / per_element if per_element > 0 else math.inf
+    op = rows[0].get("op", "add")
     return {"library": library, "overhead": overhead, "per_element": per_element,
-            "crossover": crossover, "backend": rows[0]["backend"]}
+            "crossover": crossover, "backend": rows[0]["backend"],
+            "call": call_of(library, op), "fixed_cost_sizes": [r["size"] for r in small],
+            "threads": (result.meta.get("torch_threads") if library == "torch" and rows[0]["backend"] == "cpu"
+                        else 1 if rows[0]["backend"] == "cpu" else None),
+            "dtype": rows[0].get("dtype", "float32")}
+
+
+def fit_overheads(result: Result) -> dict:
+    """:func:`fit_overhead` for every library in a ``time_vs_size`` result: ``{library: fit}``,
+    in the order the sweep ran them."""
+    libraries = list(dict.fromkeys(r["library"] for r in result.records))
+    return {lib: fit_overhead(result, lib) for lib in libraries}
+
+
+def fit_table(fits: dict):
+    """The fits of :func:`fit_overheads` as a table: library, where it ran, fixed cost
+    (seconds), cost per element (seconds) and the crossover (elements)."""
+    import pandas as pd
+    return pd.DataFrame([{"library": f["library"], "runs on": "CPU" if f["backend"] == "cpu" else "GPU",
+                          "fixed cost per call": f["overhead"], "cost per element": f["per_element"],
+                          "work = fixed cost at (elements)": f["crossover"] if math.isfinite(f["crossover"]) else None}
+                         for f in fits.values()])
+
+
+def call_of(library: str, op: str = "add") -> str:
+    """The call :func:`time_vs_size` times for ``library`` and ``op``, as code."""
+    if op == "cos":
+        return f"{library}.cos(a, out=out)"
+    name = {"add": "add", "mul": "mul" if library == "torch" else "multiply"}[op]
+    return f"{library}.{name}(a, b, out=out)"
+
+
+# --- one minimal call, timed several ways ------------------------------------------------
+
+def call_overhead(rounds: Optional[int] = None, budget: float = 0.03, progress: bool = True) -> Result:
+    """The cost of one minimal call, timed several ways, on one-element float32 arrays.
+
+    Chapter 3's fixed cost (:func:`fit_overhead` on :func:`time_vs_size`) and the
+    per-call overhead of Chapter 7's profiler (:func:`brrr.profiler.dispatch_overhead`)
+    time different calls. This times them side by side, interleaved over ``rounds``
+    rounds so that a change in the machine's load touches every variant alike:
+
+    * ``numpy.add(a, b, out=out)``: NumPy's call in :func:`time_vs_size`;
+    * ``torch.add(a, b, out=out)`` with one PyTorch CPU thread: PyTorch's call there
+      (role 'chapter 3');
+    * ``torch.add(a, b)``, a new output each call, one thread (CPU only);
+    * ``torch.add(a, b)`` at PyTorch's default thread count: the call
+      ``dispatch_overhead`` times (role 'chapter 7').
+
+    Each is timed by :func:`wall_time_per_call` (back-to-back calls, host clock).
+    Records: call, library, backend, output ('out=' or 'new'), threads (PyTorch CPU
+    threads; None on a GPU), role, seconds (median over rounds of each round's
+    median seconds per call), min_seconds and max_seconds (over rounds),
+    round_seconds (each round's), rounds.
+    """
+    if rounds is None:
+        rounds = 3 if config.quick_mode() else 9
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    import functools
+    a, b, out, _ = _arrays("numpy", 1, "float32")
+    add = _op("numpy", "add")
+    variants = [dict(call="numpy.add(a, b, out=out)", library="numpy", backend="cpu", output="out=",
+                     threads=1, role="chapter 3", fn=lambda: add(a, b, out))]
+    usable, skipped = available_libraries(("torch",))
+    if usable:
+        import torch
+        ta, tb, tout, where = _arrays("torch", 1, "float32")
+        tadd = _op("torch", "add")
+        cpu = where == "cpu"
+        default = torch.get_num_threads()
+        variants.append(dict(call="torch.add(a, b, out=out)", library="torch", backend=where, output="out=",
+                             threads=1 if cpu else None, role="chapter 3", fn=lambda: tadd(ta, tb, tout)))
+        if cpu:
+            variants.append(dict(call="torch.add(a, b)", library="torch", backend=where, output="new",
+                                 threads=1, role="", fn=functools.partial(torch.add, ta, tb)))
+        variants.append(dict(call="torch.add(a, b)", library="torch", backend=where, output="new",
+                             threads=default if cpu else None, role="chapter 7",
+                             fn=functools.partial(torch.add, ta, tb)))
+
+    def measure(round_):
+        rows = []
+        for i, v in enumerate(variants):
+            threads = v["threads"] if v["library"] == "torch" and v["backend"] == "cpu" else None
+            with limit_torch_threads(threads):
+                t = wall_time_per_call(v["fn"], v["backend"], v["library"], budget)
+            rows.append({"variant": i, "round": round_, "seconds": t["seconds"]})
+        return rows
+
+    raw = run_sweep("call_overhead", range(rounds), measure, progress=progress, quick=config.quick_mode(),
+                    command=f"brrr.experiments.call_overhead(rounds={rounds})")
+    for lib, why in skipped.items():
+        raw.meta["notes"].append(f"{lib} skipped: {why}")
+    records = []
+    for i, v in enumerate(variants):
+        times = [r["seconds"] for r in raw.records if r["variant"] == i]
+        records.append({k: v[k] for k in ("call", "library", "backend", "output", "threads", "role")}
+                       | {"size": 1, "dtype": "float32", "seconds": float(np.median(times)),
+                          "min_seconds": min(times), "max_seconds": max(times),
+                          "round_seconds": times, "rounds": len(times)})
+    return Result("call_overhead", records=records, meta=raw.meta)
+
+
+def call_table(result: Result):
+    """A :func:`call_overhead` result as a table: the call, where it ran, PyTorch's CPU threads,
+    the median time per call and the fastest and slowest round (seconds), and whose call it is."""
+    import pandas as pd
+    return pd.DataFrame([{"call": r["call"], "runs on": "CPU" if r["backend"] == "cpu" else "GPU",
+                          "PyTorch threads": r["threads"] if r["library"] == "torch" else None,
+                          "time per call (median)": r["seconds"], "fastest round": r["min_seconds"],
+                          "slowest round": r["max_seconds"],
+                          "used by": {"chapter 3": "this chapter", "chapter 7": "Chapter 7's profiler"}.get(r["role"])}
+                         for r in result.records])
 
 
 # --- Python operations per second ----------------------------------------------------
@@ -294,6 +423,9 @@ def python_ops_per_second(number: Optional[int] = None, repeat: int = 5) -> Resu
 
 # --- asynchronous execution -------------------------------------------------------------
 
+ASYNC_N = {"cuda": 4096, "cpu": 512}   # async_demo's matrix size n per backend (halved in quick mode)
+
+
 def async_demo(library: Optional[str] = None, n: Optional[int] = None, calls: int = 10) -> Result:
     """Show when a call returns versus when its work is done.
 
@@ -308,7 +440,7 @@ def async_demo(library: Optional[str] = None, n: Optional[int] = None, calls: in
         raise ValueError(f"calls must be a positive integer, got {calls!r}")
     dev = _live_device()
     if n is None:
-        n = (4096 if dev.backend == "cuda" else 512) // (2 if config.quick_mode() else 1)
+        n = (ASYNC_N["cuda"] if dev.backend == "cuda" else ASYNC_N["cpu"]) // (2 if config.quick_mode() else 1)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     if library is None:
@@ -334,7 +466,8 @@ def async_demo(library: Optional[str] = None, n: Optional[int] = None, calls: in
     returned, finished = sorted(rows, key=lambda r: r[1])[len(rows) // 2]
     flops = 2.0 * n ** 3 * calls
     result = Result("async_demo", meta=provenance(
-        f"brrr.experiments.async_demo({library!r}, n={n}, calls={calls})", notes=[]))
+        f"brrr.experiments.async_demo({library!r}, n={n}, calls={calls})", notes=[],
+        quick=config.quick_mode()))
     result.records = [
         {"library": library, "backend": backend, "stage": "returned", "seconds": returned,
          "n": n, "calls": calls, "flops": flops},
@@ -386,7 +519,8 @@ def double_the_batch(fn_factory: Callable[[int], Callable[[], object]], sizes: S
 
     with limit_torch_threads(torch_threads):
         result = run_sweep("double_the_batch", sizes, measure, progress=progress,
-                           torch_threads=torch_threads,
+                           torch_threads=torch_threads, quick=config.quick_mode(),
+                           workload=getattr(fn_factory, "description", None),
                            command="brrr.experiments.double_the_batch(fn_factory, sizes)")
     previous = None
     for rec in result.records:
@@ -413,6 +547,20 @@ def batch_verdict(time_ratio: float, size_ratio: float = 2.0) -> str:
     return "in between"
 
 
+def batch_table(result: Result):
+    """A :func:`double_the_batch` result as a table: batch size, time per forward pass and per
+    sample (seconds), the time ratio to the previous batch, and :func:`batch_verdict`."""
+    import pandas as pd
+    rows = []
+    for r in result.records:
+        ratio, size_ratio = r.get("time_ratio"), r.get("size_ratio")
+        rows.append({"batch size": r["size"], "time per call": r["seconds"],
+                     "time per sample": r["seconds"] / r["size"],
+                     "time ratio to previous": ratio,
+                     "verdict": batch_verdict(ratio, size_ratio) if ratio and size_ratio else None})
+    return pd.DataFrame(rows)
+
+
 def mlp_factory(width: int = 256, depth: int = 4, device: Optional[str] = None) -> Callable:
     """A factory for :func:`double_the_batch`: ``depth`` Linear+ReLU layers of ``width``.
 
@@ -437,6 +585,9 @@ def mlp_factory(width: int = 256, depth: int = 4, device: Optional[str] = None) 
             with torch.no_grad():
                 return model(x)
         return forward
+    factory.description = (f"an MLP of {depth} Linear({width}, {width}) + ReLU layers "
+                           f"({2 * depth} operations), float32, forward pass without autograd, on {device}")
+    factory.layers = depth
     return factory
 
 
@@ -455,7 +606,8 @@ def reduce_overhead_demo(size: int = 1024, n_ops: int = 20, compile: bool = True
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     result = Result("reduce_overhead_demo", meta=provenance(
-        f"brrr.experiments.reduce_overhead_demo(size={size}, n_ops={n_ops})", notes=[]))
+        f"brrr.experiments.reduce_overhead_demo(size={size}, n_ops={n_ops}, compile={compile})", notes=[],
+        size=size, n_ops=n_ops, compile=compile, quick=config.quick_mode()))
     try:
         import torch
         has_cuda = torch.cuda.is_available()

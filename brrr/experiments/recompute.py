@@ -29,12 +29,14 @@ there only the saved bytes (and a model of the peak built from them) are given.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 
 from .. import config
 from ..device import device as live_device
 from ..timing import bench
 from . import _arrays
+from ..progress import progress as progress_bar
 from .common import run_sweep
 
 
@@ -87,6 +89,15 @@ def saved_bytes(fn, *inputs, include_parameters: bool = False, parameters=None) 
     """
     rows = saved_tensors(fn, *inputs, parameters=parameters)
     return sum(r["nbytes"] for r in rows if include_parameters or r["kind"] == "activation")
+
+
+def saved_table(rows):
+    """The rows of :func:`saved_tensors` as a DataFrame for a page: 'shape' (as 8 x 16),
+    'dtype', 'bytes', 'kind' and 'times saved' (how many saved tensors share the storage)."""
+    import pandas as pd
+    return pd.DataFrame([{"shape": " x ".join(str(d) for d in r["shape"]) or "scalar", "dtype": r["dtype"],
+                          "bytes": r["nbytes"], "kind": r["kind"], "times saved": r["count"]}
+                         for r in rows], columns=["shape", "dtype", "bytes", "kind", "times saved"])
 
 
 # --- a transformer-ish stack -----------------------------------------------------------------
@@ -196,7 +207,8 @@ def default_stack(quick=None) -> dict:
     return {"layers": 32, "width": 256, "batch": 512}
 
 
-def checkpoint_sweep(every=None, layers=None, width=None, batch=None, dtype="float32", progress: bool = True):
+def checkpoint_sweep(every=None, layers=None, width=None, batch=None, dtype="float32", rounds=None,
+                     progress: bool = True):
     """Saved bytes and training-step time of an MLP stack, checkpointed every ``every`` blocks.
 
     Parameters
@@ -206,17 +218,24 @@ def checkpoint_sweep(every=None, layers=None, width=None, batch=None, dtype="flo
     layers, width, batch : the stack (:func:`mlp_stack`) and the input's rows
         (default :func:`default_stack`).
     dtype : 'float32' (default), 'float16' or 'bfloat16' ('float16' on a GPU only).
+    rounds : how many times each segment length is timed, in turn, the order reversed each
+        round (default 2): the step times are the best over the rounds, so that a burst of other
+        work on the machine, or the first point's warm-up, spoils one round of one point rather
+        than the whole comparison.
 
     Records (one per ``every``): ``every``, ``segments``, ``saved_bytes``
     (activations kept after the forward pass, measured), ``recompute_bytes``
     (the most any one segment saves while it is recomputed, measured on the
     segment alone), ``peak_activation_bytes`` (their sum: the activations alive at
     once during the backward pass, in this model), ``seconds`` (one forward +
-    backward, median), ``peak_memory_bytes`` (GPU: measured with
+    backward, median of the rounds' medians; ``min``: fastest sample of any round; ``iqr``:
+    the widest round's interquartile range), ``peak_memory_bytes`` (GPU: measured with
     ``torch.cuda.max_memory_allocated``; CPU: None), ``max_grad_error`` (largest
-    difference to the unchekpointed gradients: recomputation changes no result).
-    ``meta`` holds ``block_bytes`` (one block's saved activations) and
-    ``input_bytes`` (one block input).
+    difference to the uncheckpointed gradients: recomputation changes no result).
+    ``meta`` holds ``block_bytes`` (one block's saved activations),
+    ``input_bytes`` (one block input), ``parameter_bytes`` (the weights, and
+    so the bytes of their gradients) and ``step_flops`` (the matmul FLOPs of one
+    training step without checkpointing: forward, and a backward of twice that).
     """
     import torch
     shape = default_stack()
@@ -242,6 +261,13 @@ def checkpoint_sweep(every=None, layers=None, width=None, batch=None, dtype="flo
     reference = _gradients(model, x)
     block_bytes = saved_bytes(model[0], x)
     input_bytes = x.numel() * x.element_size()
+    parameter_bytes = sum(p.numel() * p.element_size() for p in params)  # = their gradients' bytes
+    step_flops = 3 * layers * 2 * (2 * batch * width * 4 * width)  # two matmuls a block; backward = 2 forwards
+
+    rounds = 2 if rounds is None else rounds
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+    steps, medians = {}, {}
 
     def measure(e):
         run = Checkpointed(model, e)
@@ -250,10 +276,11 @@ def checkpoint_sweep(every=None, layers=None, width=None, batch=None, dtype="flo
             recompute = max(saved_bytes(model[s:s + e], x, parameters=params) for s in range(0, layers, e))
         else:
             recompute = 0
-        step = training_step(run, x, params)
+        step = steps[e] = training_step(run, x, params)
         error = max(float((a - b).abs().max()) for a, b in zip(reference, _gradients(run, x, params)))
         peak = peak_memory(step)
         t = bench(step, cache="hot", min_samples=5, label=f"checkpoint every {e}")
+        medians[e] = [t.median]
         return {"device": dev.name, "every": e, "segments": run.segments, "layers": layers,
                 "width": width, "batch": batch, "dtype": dtype, "saved_bytes": kept,
                 "recompute_bytes": recompute, "peak_activation_bytes": kept + recompute,
@@ -264,11 +291,39 @@ def checkpoint_sweep(every=None, layers=None, width=None, batch=None, dtype="flo
                        command=f"brrr.experiments.checkpoint_sweep(every={every}, layers={layers}, "
                                f"width={width}, batch={batch}, dtype={dtype!r})",
                        layers=layers, width=width, batch=batch, dtype=dtype, block_bytes=block_bytes,
-                       input_bytes=input_bytes, quick=config.quick_mode())
+                       input_bytes=input_bytes, parameter_bytes=parameter_bytes, step_flops=step_flops,
+                       rounds=rounds, quick=config.quick_mode())
+    for i in range(1, rounds):   # time every point again, in the other order each round
+        order = result.records[::-1] if i % 2 else result.records
+        for rec in progress_bar(order, desc=f"checkpoint_sweep, timing round {i + 1}", enabled=progress):
+            t = bench(steps[rec["every"]], cache="hot", min_samples=5, label=f"checkpoint every {rec['every']}")
+            medians[rec["every"]].append(t.median)
+            rec.update(min=min(rec["min"], t.min), iqr=max(rec["iqr"], t.iqr),
+                       seconds=statistics.median(medians[rec["every"]]))
     if dev.backend != "cuda":
         result.meta["notes"].append("CPU: no allocator peak counter, so peak_memory_bytes is None; "
                                     "peak_activation_bytes is the model built from measured saved bytes")
     return result
+
+
+def checkpoint_table(result):
+    """A :func:`checkpoint_sweep` result as a DataFrame for a page: one row per segment length
+    ('none' without checkpointing), bytes kept after the forward pass and saved by one recomputed
+    segment (counted), the modelled peak (their sum), the allocator's peak (measured on a GPU;
+    missing on a CPU), the
+    fastest step time and the largest gradient difference to no checkpointing."""
+    import pandas as pd
+    frame = result.to_frame()
+    table = pd.DataFrame({
+        "segment length (blocks)": ["none" if e == 0 else str(e) for e in frame["every"]],
+        "segments": frame["segments"].where(frame["every"] > 0),          # no segments: '–' on the page
+        "kept after forward": frame["saved_bytes"],
+        "one segment, recomputed": frame["recompute_bytes"].where(frame["every"] > 0),
+        "modelled peak": frame["peak_activation_bytes"]})
+    table["allocator's peak (GPU only)"] = frame["peak_memory_bytes"]   # measured; None on a CPU: '–'
+    table["step time (fastest)"] = frame["min"]
+    table["largest gradient difference"] = frame["max_grad_error"]
+    return table
 
 
 def _gradients(fn, x, params=None):
@@ -357,6 +412,19 @@ def compile_chain(op: str = "gelu", k: int = 4, recompute: bool = True):
     torch._dynamo.reset()  # Dynamo caches graphs per code object: start clean for each variant
     compiled = torch.compile(pointwise_chain(op, k), dynamic=False)
     return compiled, inductor_config.patch(custom_partitioner_fn=None if recompute else _save_all_partitioner())
+
+
+def compiled_table(result):
+    """A :func:`compiled_recompute` result as a DataFrame for a page: per variant, the saved
+    tensors and bytes (counted), the bytes predicted, the fastest forward + backward time and
+    the time the first call took to compile."""
+    import pandas as pd
+    frame = result.to_frame()
+    if frame.empty:
+        return pd.DataFrame(columns=["variant"])
+    return pd.DataFrame({"variant": frame["variant"], "saved tensors": frame["saved_tensors"],
+                         "saved bytes": frame["saved_bytes"], "predicted bytes": frame["predicted_saved_bytes"],
+                         "time (fastest)": frame["min"], "compile time": frame["compile_seconds"]})
 
 
 def compiled_recompute(op: str = "gelu", k: int = 4, n=None, dtype="float32", variants=VARIANTS,

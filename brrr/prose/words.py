@@ -10,7 +10,7 @@ SAME = 0.10   # two times within 10% of each other are "about the same"
 def seconds(value: float) -> str:
     """'12.3 µs', '4.56 ms', '1.2 s'."""
     from ..timing import format_seconds
-    return format_seconds(value).replace("us", "µs")
+    return format_seconds(value)
 
 
 def rate(value: float, unit: str = "FLOP/s") -> str:
@@ -44,7 +44,7 @@ def percent(fraction: float) -> str:
 
 def times(ratio: float) -> str:
     """'3.2 times', '1.1 times', '12 times'."""
-    return f"{ratio:.2g} times" if ratio < 10 else f"{ratio:.0f} times"
+    return f"{ratio:.2g} times" if ratio < 10 else f"{ratio:,.0f} times"
 
 
 def relative(value: float, base: float, whose: str = "this run's") -> str:

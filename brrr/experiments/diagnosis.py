@@ -1,0 +1,212 @@
+"""Chapter 7, diagnosing a model: the remedies, each measured and returned as a Result.
+
+The profiles themselves come from :func:`brrr.profile` (a pandas table per model);
+what is here measures the three remedies the chapter applies to the small
+transformer block, one per regime:
+
+* :func:`compile_remedy`: memory-bound operators, fused by ``torch.compile``;
+* :func:`batch_remedy`: overhead-bound operators, given more work per call;
+* :func:`precision_remedy`: compute-bound matmuls, in a lower-precision dtype.
+
+:func:`sizes` holds the chapter's sizes (smaller in quick mode).
+"""
+from __future__ import annotations
+
+import copy
+import time
+from typing import Optional, Sequence
+
+from .. import config
+from ..results import Result, provenance
+
+
+def sizes(quick: Optional[bool] = None) -> dict:
+    """The chapter's sizes: the small block's ``batch`` and ``seq`` (tokens = batch x seq),
+    ResNet-18's input side ``image`` (pixels), and the batch remedy's ``batches`` of
+    sequences of ``batch_seq`` tokens. Smaller in quick mode."""
+    quick = config.quick_mode() if quick is None else quick
+    if quick:
+        return {"batch": 2, "seq": 64, "image": 64, "batches": (1, 8), "batch_seq": 16}
+    return {"batch": 8, "seq": 128, "image": 224, "batches": (1, 32), "batch_seq": 16}
+
+
+def compile_remedy(model, *inputs, budget: float = 0.5) -> Result:
+    """Time ``model(*inputs)`` eagerly and compiled with ``torch.compile`` (no autograd).
+
+    Both are timed by :func:`brrr.bench` (cache flushed before each sample). Compiling
+    needs a working compiler toolchain; where it fails, the result has only the eager
+    record and ``meta['error']`` says why. Records: variant ('eager', 'torch.compile'),
+    seconds (median per call), iqr_seconds. Meta: compiled (bool), compile_seconds
+    (the first compiled call, which compiles), error.
+    """
+    import torch
+    from ..timing import bench
+    result = Result("compile_block", meta=provenance(
+        "brrr.experiments.compile_remedy(model, x)", model=type(model).__name__,
+        input_shapes=[list(x.shape) for x in inputs], quick=config.quick_mode(),
+        compiled=False, compile_seconds=None, error=""))
+    with torch.no_grad():
+        eager = bench(model, *inputs, budget=budget, label="eager")
+        result.records.append({"variant": "eager", "seconds": eager.median, "iqr_seconds": eager.iqr})
+        try:
+            fused = torch.compile(model)
+            start = time.perf_counter()
+            fused(*inputs)                                  # compiles now, outside the timing
+            result.meta["compile_seconds"] = time.perf_counter() - start
+            compiled = bench(fused, *inputs, budget=budget, label="torch.compile")
+        except Exception as exc:  # noqa: BLE001 - no compiler, unsupported platform: said in meta
+            result.meta["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}"
+        else:
+            result.meta["compiled"] = True
+            result.records.append({"variant": "torch.compile", "seconds": compiled.median,
+                                   "iqr_seconds": compiled.iqr})
+    return result
+
+
+def batch_remedy(layer, batches: Sequence[int] = None, seq: int = None, device=None) -> Result:
+    """Profile a transformer ``layer`` (:class:`brrr.transformer.EncoderLayer`) on
+    ``batches`` sequences of ``seq`` tokens each, and see what a bigger batch does.
+
+    Records, one per batch: batch, tokens, ops (rows of the profile), overhead_ops
+    (rows whose regime is overhead-bound), overhead_time_share (their share of the
+    summed replayed time), model_seconds (one whole run), seconds_per_token,
+    overhead_seconds (the fixed cost per call the regimes used), matmul_intensity (FLOPs
+    per byte of the matmul rows together: their weights are read once per call, whatever
+    the batch).
+    """
+    from ..profiler import profile
+    from ..transformer import encoder_input
+    s = sizes()
+    batches = tuple(batches or s["batches"])
+    seq = seq or s["batch_seq"]
+    if any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in batches):
+        raise ValueError(f"batches must be positive integers, got {batches!r}")
+    result = Result("profile_batches", meta=provenance(
+        f"brrr.experiments.batch_remedy(layer, batches={batches}, seq={seq})", seq=seq,
+        quick=config.quick_mode(), training=bool(layer.training)))
+    for batch in batches:
+        table = profile(layer, encoder_input(layer, batch=batch, seq=seq, device=device))
+        over = table.regime == "overhead-bound"
+        total = table.seconds.sum()
+        mm = table[table.category == "matmul"]
+        result.records.append({
+            "batch": batch, "tokens": batch * seq, "ops": int(len(table)), "overhead_ops": int(over.sum()),
+            "overhead_time_share": float(table.seconds[over].sum() / total) if total > 0 else float("nan"),
+            "model_seconds": table.attrs["model_seconds"],
+            "seconds_per_token": table.attrs["model_seconds"] / (batch * seq),
+            "overhead_seconds": table.attrs["overhead_seconds"],
+            "matmul_intensity": float(mm.flops.sum() / mm.bytes.sum()) if len(mm) else float("nan")})
+    return result
+
+
+def low_precision_dtype(backend: str) -> str:
+    """The low-precision dtype the chapter tries: float16 on a GPU (tensor cores), bfloat16
+    on a CPU (where float16 matmuls are rarely supported natively)."""
+    return "float16" if backend == "cuda" else "bfloat16"
+
+
+def _native_bf16() -> Optional[bool]:
+    """Whether this CPU has bfloat16 dot-product instructions (oneDNN's check), if PyTorch says."""
+    try:
+        import torch
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except Exception:  # noqa: BLE001 - an older PyTorch, or a build without oneDNN
+        return None
+
+
+def precision_remedy(layer, x, base=None, dtype: Optional[str] = None) -> Result:
+    """Profile ``layer`` on ``x`` in float32 (or take ``base``, its float32 profile) and a
+    copy of it in ``dtype`` (default :func:`low_precision_dtype`), and compare.
+
+    Records, one per dtype: dtype, matmul_seconds (summed replayed time of the matmul
+    rows), matmul_roofline_seconds, seconds (all rows), bytes (all rows), flops,
+    model_seconds (one whole run). Meta: backend, native_bf16 (a CPU's bfloat16
+    instructions, where PyTorch can tell).
+    """
+    import torch
+    from ..device import device as live
+    from ..profiler import profile
+    backend = live().backend
+    dtype = dtype or low_precision_dtype(backend)
+    if dtype not in ("float16", "bfloat16"):
+        raise ValueError(f"dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+    base = profile(layer, x) if base is None else base
+    low = copy.deepcopy(layer).to(getattr(torch, dtype))
+    low_table = profile(low, x.to(getattr(torch, dtype)))
+    result = Result("profile_precision", meta=provenance(
+        f"brrr.experiments.precision_remedy(layer, x, dtype={dtype!r})", backend=backend,
+        low_dtype=dtype, native_bf16=_native_bf16() if backend == "cpu" else None,
+        quick=config.quick_mode()))
+    for name, table in (("float32", base), (dtype, low_table)):
+        mm = table[table.category == "matmul"]
+        result.records.append({
+            "dtype": name, "matmul_seconds": float(mm.seconds.sum()),
+            "matmul_roofline_seconds": float(mm.roofline_seconds.sum()),
+            "seconds": float(table.seconds.sum()), "bytes": float(table.bytes.sum()),
+            "flops": float(table.flops.sum()), "model_seconds": table.attrs["model_seconds"]})
+    return result
+
+
+# --- the remedies as tables for the page -----------------------------------------------------
+
+def _ref_header(run, what: str) -> str:
+    name = (run.meta.get("device") or {}).get("name", "reference").replace("NVIDIA ", "")
+    return f"{what}, {name} (reference)"
+
+
+def compile_table(result: Result, references=()):
+    """Eager and compiled time per call, this run beside each reference run."""
+    import pandas as pd
+    from ..book import table as styled
+    variants = ["eager", "torch.compile"]
+
+    def times(run):
+        got = {r["variant"]: r["seconds"] for r in run.records}
+        return [got.get(v) for v in variants]
+    out = pd.DataFrame({"variant": variants, "time per call, this run": times(result)})
+    formats = {"time per call, this run": "time"}
+    for run in references or ():
+        header = _ref_header(run, "time per call")
+        out[header] = times(run)
+        formats[header] = "time"
+    return styled(out, formats)
+
+
+def batches_table(result: Result, references=()):
+    """The batch remedy per batch: tokens, overhead-bound rows, their share of the time,
+    the whole model's time and the time per token; each reference's time per token beside."""
+    import pandas as pd
+    from ..book import table as styled
+    f = pd.DataFrame(result.records)
+    out = pd.DataFrame({
+        "batch (sequences)": f.batch, "tokens": f.tokens,
+        "overhead-bound rows": [f"{o} of {n}" for o, n in zip(f.overhead_ops, f.ops)],
+        "their share of the time": f.overhead_time_share, "whole model": f.model_seconds,
+        "time per token": f.seconds_per_token})
+    formats = {"batch (sequences)": "int", "tokens": "int", "their share of the time": "percent",
+               "whole model": "time", "time per token": "time"}
+    for run in references or ():
+        got = {r["batch"]: r["seconds_per_token"] for r in run.records}
+        header = _ref_header(run, "time per token")
+        out[header] = [got.get(b) for b in f.batch]
+        formats[header] = "time"
+    return styled(out, formats)
+
+
+def precision_table(result: Result, references=()):
+    """float32 against the low-precision dtype: matmul time (replayed) and its roofline time,
+    all rows, bytes moved and the whole model; each reference's matmul time beside."""
+    import pandas as pd
+    from ..book import table as styled
+    f = pd.DataFrame(result.records)
+    out = pd.DataFrame({"dtype": f.dtype, "matmul time": f.matmul_seconds,
+                        "matmul roofline time": f.matmul_roofline_seconds, "all rows": f.seconds,
+                        "bytes moved": f.bytes, "whole model": f.model_seconds})
+    formats = {"matmul time": "time", "matmul roofline time": "time", "all rows": "time",
+               "bytes moved": "bytes", "whole model": "time"}
+    for run in references or ():
+        recs = run.records
+        header = _ref_header(run, f"matmul time ({recs[0]['dtype']}, {recs[-1]['dtype']})")
+        out[header] = [r["matmul_seconds"] for r in recs][:len(out)]
+        formats[header] = "time"
+    return styled(out, formats)

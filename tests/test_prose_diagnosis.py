@@ -1,0 +1,427 @@
+"""Chapter 7's sentences agree with the numbers of every shipped record set.
+
+Each test recomputes, from the saved profile rows or remedy records, the numbers a
+sentence states and the comparison it makes, and checks the sentence against them.
+Hand-made tables and records (not measurements) cover the wordings no shipped set
+reaches yet: a GPU where every row is overhead-bound, a failed ``torch.compile``, ...
+"""
+import copy
+import math
+import re
+
+import pandas as pd
+import pytest
+
+from brrr import reference
+from brrr.prose import diagnosis as prose, words
+from brrr.reference import as_frame
+from brrr.results import Result
+from record_sets import close_to, record_sets, sets_with
+
+CHAPTER = ("profile_block", "profile_bert", "profile_train", "profile_resnet18", "profile_eval",
+           "compile_block", "profile_batches", "profile_precision")
+
+
+def first(p) -> str:
+    """The paragraphs about this run (the reference paragraphs come after)."""
+    return "\n\n".join(x for x in str(p).split("\n\n") if not x.startswith(("On the reference", "No reference")))
+
+
+def test_every_cpu_quick_set_has_the_chapter():
+    for name, runs in record_sets().items():
+        if name.startswith("quick/"):
+            for e in CHAPTER:
+                assert e in runs, f"{name} lacks {e}: rerun scripts/make_reference.py --chapters 07"
+
+
+# --- the small block: regimes ------------------------------------------------------------
+
+def listing(text, regime) -> str:
+    """The sentence 'Memory-bound: `clone`, `div.Tensor`, ...' of ``text``, without its label."""
+    label = f"{regime[0].upper() + regime[1:]}: "
+    return re.split(r"\.(\s|$)", text.split(label, 1)[1], maxsplit=1)[0] if label in text else ""
+
+
+def check_regimes(t, text):
+    """The regimes paragraph agrees with the table ``t``."""
+    o, c3 = t.attrs["overhead_seconds"], t.attrs["chapter3_call_seconds"]
+    assert words.seconds(o) in text and words.seconds(c3) in text
+    ratio = c3 / o
+    if abs(ratio - 1) <= words.SAME:
+        assert "differ only by the noise" in text
+    elif ratio > 1:
+        assert f"{words.times(ratio)} as long as the profiler's" in text and "Chapter 3](03_overhead.ipynb)" in text
+    else:
+        assert f"{words.times(1 / ratio)} shorter than the profiler's" in text and "tell the effects apart" in text
+    # the rule: overhead-bound iff the fixed cost is at least the roofline time
+    for row in t.itertuples():
+        if row.flops or row.bytes:
+            assert (row.regime == "overhead-bound") == (o >= row.roofline_seconds), row
+    total = t.seconds.sum()
+    for regime in prose.REGIMES:
+        rows = t[t.regime == regime]
+        if len(rows):
+            assert f"{regime} rows" in text
+            assert close_to(100 * rows.seconds.sum() / total, text, 0.03)
+            listed = listing(text, regime)
+            for op in set(rows.op):
+                assert f"`{op}`" in listed, (regime, op, listed)
+            for op in set(t.op) - set(rows.op):
+                assert f"`{op}`," not in listed + "," and f"`{op}` " not in listed, (regime, op)
+    timed = t[(t.seconds > 0) & (t.roofline_seconds > 0)]
+    assert f"median efficiency of {words.percent(timed.efficiency.median())}" in text
+    best = timed.loc[timed.efficiency.idxmax()]
+    assert f"the highest was `{best.op}`, at {words.percent(best.efficiency)}" in text
+    assert ("above the roof" in text) == bool((timed.efficiency > prose.ABOVE_ROOF).any())
+    over = (t.regime == "overhead-bound").sum()
+    assert ("No row was overhead-bound" in text) == (over == 0)
+    assert ("Every row was overhead-bound" in text) == (over == len(t))
+    floor = t.attrs["replay_floor_seconds"]
+    assert words.seconds(floor) in text
+    if floor > prose.FLOOR_FACTOR * o:
+        assert "must come back from DRAM" in text
+    elif floor < o / (1 + words.SAME):
+        assert "less than the fixed cost of a call" in text
+    else:
+        assert "close to the fixed cost of a call" in text
+
+
+@pytest.mark.parametrize("runs", sets_with("profile_block"))
+def test_regimes(runs):
+    t = as_frame(runs["profile_block"])
+    p = prose.regimes(t, reference.load("profile_block"))
+    check_regimes(t, first(p))
+    for ref in reference.load("profile_block"):
+        assert ref.meta["device"]["name"] in str(p)
+
+
+@pytest.mark.parametrize("runs", sets_with("profile_block"))
+def test_rows_vs_model(runs):
+    t = as_frame(runs["profile_block"])
+    text = str(prose.rows_vs_model(t))
+    total, model = t.seconds.sum(), t.attrs["model_seconds"]
+    assert words.seconds(total) in text and words.seconds(model) in text
+    ratio = total / model
+    if ratio > 1 + words.SAME:
+        assert "each operator reads its inputs from DRAM" in text
+        assert close_to(ratio, text, 0.05)
+        share = min(1.0, len(t) * t.attrs["replay_floor_seconds"] / total)
+        assert words.percent(share) in text
+    elif ratio < 1 / (1 + words.SAME):
+        assert "which no row contains" in text and close_to(1 / ratio, text, 0.05)
+    else:
+        assert "about the same" in text
+
+
+# --- BERT against Ivanov et al. ----------------------------------------------------------
+
+def three_classes(t):
+    cats = ["matmul", "normalisation", "elementwise"]
+    g = t[t.category.isin(cats)].groupby("category")[["flops", "seconds", "bytes"]].sum().reindex(cats).fillna(0)
+    flops, secs = g.flops / g.flops.sum(), g.seconds / g.seconds.sum()
+    rate = g.flops / g.seconds
+    return flops, secs, rate, g
+
+
+@pytest.mark.parametrize("runs", sets_with("profile_bert"))
+def test_bert(runs):
+    t = as_frame(runs["profile_bert"])
+    text = first(prose.bert(t, reference.load("profile_bert")))
+    flops, secs, rate, g = three_classes(t)
+    for value in (100 * flops["matmul"], 100 * secs["matmul"], 100 * secs["normalisation"],
+                  100 * secs["elementwise"]):
+        assert close_to(value, text, 0.01)
+    norm_gap, ew_gap = rate["matmul"] / rate["normalisation"], rate["matmul"] / rate["elementwise"]
+    assert close_to(norm_gap, text, 0.01) and close_to(ew_gap, text, 0.01)
+    for published in ("99.8%", "61%", "25.5%", "13.5%", "250×", "700×"):
+        assert published in text
+    mm_time = secs["matmul"]
+    if flops["matmul"] > 0.99 and mm_time <= 0.8:
+        assert "This run reproduces the published shape" in text
+    elif flops["matmul"] > 0.99 and mm_time <= 0.95:
+        assert "there, but weaker" in text
+    else:
+        assert "does not reproduce" in text
+    assert ("gaps are smaller than published" in text) == (norm_gap < 250 and ew_gap < 700)
+    assert ("gaps are larger than published" in text) == (norm_gap > 250 and ew_gap > 700)
+    small_bytes = g.bytes[["normalisation", "elementwise"]].sum() / g.bytes.sum()
+    assert close_to(100 * small_bytes, text, 0.01)
+    tokens = math.prod(list(t[t.op == "native_layer_norm"].iloc[0].input_shapes[0])[:-1])
+    assert f"{tokens:,} tokens" in text
+
+
+# --- forward and backward ----------------------------------------------------------------
+
+@pytest.mark.parametrize("runs", sets_with("profile_train"))
+def test_backward(runs):
+    t = as_frame(runs["profile_train"])
+    text = first(prose.backward(t, reference.load("profile_train")))
+    by = t.groupby("phase")[["flops", "seconds"]].sum()
+    rf = by.flops["backward"] / by.flops["forward"]
+    rt = by.seconds["backward"] / by.seconds["forward"]
+    assert close_to(rf, text, 0.01) and close_to(rt, text, 0.01)
+    if rf < 1.9:
+        assert "a little under the rule of thumb of 2" in text
+    elif rf <= 2.1:
+        assert "about the rule of thumb of 2" in text
+    else:
+        assert "more than the rule of thumb of 2" in text
+    if rt > rf * (1 + words.SAME):
+        assert "more than its share of FLOPs" in text
+    elif rt < rf / (1 + words.SAME):
+        assert "less than its share of FLOPs" in text
+    else:
+        assert "in proportion to its FLOPs" in text
+    mm = t[t.category == "matmul"].groupby("phase").seconds.sum()
+    fwd, bwd = 1 - mm["forward"] / by.seconds["forward"], 1 - mm["backward"] / by.seconds["backward"]
+    assert words.percent(fwd) in text and words.percent(bwd) in text
+    assert ("does not shrink when you train" in text) == (bwd >= fwd / (1 + words.SAME))
+
+
+def test_backward_flops_are_under_twice_the_forward_for_the_block():
+    """By hand: the block's input needs no gradient, so the FLOP ratio is just under 2."""
+    for runs in record_sets().values():
+        if "profile_train" in runs:
+            facts = prose.backward_facts(runs["profile_train"])
+            assert 1.5 < facts["flop_ratio"] < 2.0
+
+
+# --- ResNet-18 ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("runs", sets_with("profile_resnet18"))
+def test_resnet(runs):
+    t = as_frame(runs["profile_resnet18"])
+    text = first(prose.resnet(t, reference.load("profile_resnet18")))
+    conv = t[t.op == "convolution"]
+    share = conv.seconds.sum() / t.seconds.sum()
+    assert close_to(100 * share, text, 0.01)
+    assert close_to(100 * conv.flops.sum() / t.flops.sum(), text, 0.01)
+    word = "almost all of it" if share >= 0.8 else "most of it, but not all" if share >= 0.5 else "less than half"
+    assert word in text
+    side = list(conv.iloc[0].input_shapes[0])[-1]
+    assert f"{side}×{side} pixels" in text
+    for regime in prose.REGIMES:
+        for op in set(t[t.regime == regime].op):
+            assert f"`{op}`" in listing(text, regime)
+
+
+# --- the remedies -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("runs", sets_with("compile_block", "profile_eval"))
+def test_compile(runs):
+    run, t = runs["compile_block"], as_frame(runs["profile_eval"])
+    text = first(prose.compile_outcome(run, t, reference.load("compile_block")))
+    bound = t[(t.category != "matmul") & (t.regime != "compute-bound")]
+    assert words.seconds(bound.seconds.sum()) in text
+    assert words.percent(bound.seconds.sum() / t.seconds.sum()) in text
+    times = {r["variant"]: r["seconds"] for r in run.records}
+    if "torch.compile" not in times:
+        assert "failed on this machine" in text and run.meta["error"] in text
+        return
+    ratio = times["eager"] / times["torch.compile"]
+    assert words.seconds(times["eager"]) in text and words.seconds(times["torch.compile"]) in text
+    if ratio > 1 + words.SAME:
+        assert f"ran {words.times(ratio)} as fast" in text
+    elif ratio < 1 / (1 + words.SAME):
+        assert f"{words.times(1 / ratio)} slower" in text
+    else:
+        assert "about the same" in text
+
+
+@pytest.mark.parametrize("runs", sets_with("profile_batches"))
+def test_batches(runs):
+    run = runs["profile_batches"]
+    text = first(prose.batch_remedy(run, reference.load("profile_batches")))
+    recs = sorted(run.records, key=lambda r: r["batch"])
+    a, z = recs[0], recs[-1]
+    gain = a["seconds_per_token"] / z["seconds_per_token"]
+    tokens = z["tokens"] / a["tokens"]
+    assert f"{a['overhead_ops']} of the {a['ops']} rows" in text and f"{z['overhead_ops']} of {z['ops']}" in text
+    assert words.seconds(a["model_seconds"]) in text and words.seconds(z["model_seconds"]) in text
+    if gain > tokens * (1 + words.SAME):
+        assert "more than the tokens grew" in text
+    elif gain > 1 + words.SAME:
+        assert f"fell {words.times(gain)}." in text
+    else:
+        assert "did not fall on this run" in text
+    assert words.number(a["matmul_intensity"]) in text and words.number(z["matmul_intensity"]) in text
+    assert z["matmul_intensity"] > a["matmul_intensity"]   # the weights are read once per call
+
+
+@pytest.mark.parametrize("runs", sets_with("profile_precision"))
+def test_precision(runs):
+    run = runs["profile_precision"]
+    text = first(prose.precision(run, reference.load("profile_precision")))
+    f32, low = run.records[0], run.records[-1]
+    assert f"`{low['dtype']}`" in text
+    assert ("half the bytes" in text) == (abs(f32["bytes"] / low["bytes"] - 2) < 0.05)
+    mm = f32["matmul_seconds"] / low["matmul_seconds"]
+    if mm > 1 + words.SAME:
+        assert f"{words.times(mm)} as fast." in text
+    elif mm < 1 / (1 + words.SAME):
+        assert f"{words.times(1 / mm)} slower." in text
+    else:
+        assert "about as fast." in text
+    if run.meta.get("native_bf16") is False and words.is_cpu(run):
+        assert "no bfloat16 dot-product instructions" in text
+
+
+# --- wordings no shipped set reaches yet: hand-made tables (not measurements) -------------------
+
+GPU = {"name": "Test GPU", "backend": "cuda", "l2_bytes": 50 * 2 ** 20, "peak_bandwidth": 3e12,
+       "peak_flops_float32": 60e12, "peak_flops_float32_tensor": 400e12, "peak_flops_float16_tensor": 900e12}
+
+
+def made_table(rows, overhead, floor, chapter3, model, device=GPU):
+    t = pd.DataFrame(rows)
+    t["calls"] = 1
+    t["roofline_seconds"] = [max(f / device["peak_flops_float32"], b / device["peak_bandwidth"])
+                             for f, b in zip(t.flops, t.bytes)]
+    t["efficiency"] = t.roofline_seconds / t.seconds
+    t["intensity"] = t.flops / t.bytes
+    t["regime"] = ["overhead-bound" if overhead >= r else
+                   "compute-bound" if f / device["peak_flops_float32"] >= b / device["peak_bandwidth"] else
+                   "memory-bound" for f, b, r in zip(t.flops, t.bytes, t.roofline_seconds)]
+    t.attrs.update(device=device["name"], backend=device["backend"], overhead_seconds=overhead,
+                   replay_floor_seconds=floor, chapter3_call_seconds=chapter3, model_seconds=model,
+                   summary=device)
+    return t
+
+
+def gpu_block():
+    rows = [dict(op="addmm", category="matmul", flops=1e8, bytes=2e6, seconds=9e-6, phase="forward"),
+            dict(op="gelu", category="elementwise", flops=5e5, bytes=8e6, seconds=6e-6, phase="forward"),
+            dict(op="native_layer_norm", category="normalisation", flops=7e5, bytes=2e6, seconds=5e-6,
+                 phase="forward")]
+    return made_table(rows, overhead=6e-6, floor=3e-6, chapter3=6.2e-6, model=40e-6)
+
+
+def test_regimes_on_a_gpu_where_every_row_is_overhead_bound():
+    t = gpu_block()
+    assert set(t.regime) == {"overhead-bound"}
+    text = str(prose.regimes(t))
+    check_regimes(t, text)
+    assert "Every row was overhead-bound" in text
+    assert "timed on the GPU's own clock" in text
+    assert "with one thread" not in text          # PyTorch's CPU threads mean nothing for a GPU add
+    assert "No reference GPU run of this profile" in text
+
+
+def test_regimes_reference_paragraph_compares_with_this_run():
+    cpu = copy.deepcopy(gpu_block())
+    cpu.attrs.update(overhead_seconds=1e-7, backend="cpu", device="Test CPU",
+                     summary={**GPU, "name": "Test CPU", "backend": "cpu"})
+    cpu["regime"] = "memory-bound"
+    ref = reference.as_result(gpu_block(), "profile_block")
+    ref.meta.update(reference=True, date="2026-01-02T00:00:00+00:00", device=GPU)
+    text = str(prose.regimes(cpu, [ref]))
+    assert "On the reference Test GPU (measured 2026-01-02)" in text
+    assert "More of the block is overhead-bound there than here" in text
+    assert words.seconds(6e-6) in text and "60 times this run's" in text
+
+
+def test_rows_vs_model_when_the_model_takes_longer():
+    t = gpu_block()
+    t.attrs["model_seconds"] = 1e-3
+    p = prose.rows_vs_model(t)
+    assert p.facts["outcome"] == "model longer" and "which no row contains" in str(p)
+
+
+def bert_like(mm_time, norm_time, ew_time, device=GPU, floor=3e-6):
+    rows = [dict(op="addmm", category="matmul", flops=998e6, bytes=4e6, seconds=mm_time, phase="forward"),
+            dict(op="native_layer_norm", category="normalisation", flops=1.7e6, bytes=3e6, seconds=norm_time,
+                 phase="forward", input_shapes=((4, 8, 16),)),
+            dict(op="gelu", category="elementwise", flops=0.3e6, bytes=3e6, seconds=ew_time, phase="forward")]
+    for r in rows:
+        r.setdefault("input_shapes", ((1, 2),))
+    return made_table(rows, overhead=1e-6, floor=floor, chapter3=1e-6, model=1.0, device=device)
+
+
+def test_bert_shape_wordings():
+    reproduced = str(prose.bert(bert_like(0.6, 0.25, 0.15)))
+    assert "This run reproduces the published shape" in reproduced and "32 tokens" in reproduced
+    assert "On a GPU, as on Ivanov et al.'s V100" in reproduced
+    weaker = str(prose.bert(bert_like(0.9, 0.05, 0.05)))
+    assert "there, but weaker" in weaker and "10% of the time, against 39%" in weaker
+    not_shape = str(prose.bert(bert_like(0.99, 0.005, 0.005)))
+    assert "does not reproduce the published shape" in not_shape
+    # FLOP/s gaps far above the published ones, with a replay floor far above the fixed cost
+    cpu = {**GPU, "name": "Test CPU", "backend": "cpu"}
+    big = str(prose.bert(bert_like(0.001, 0.5, 0.5, device=cpu, floor=1e-3)))
+    assert "gaps are larger than published" in big and "replay floor" in big
+    assert "here they took less" in big
+    assert "A CPU's ridge point is much lower" in str(prose.bert(bert_like(0.9, 0.05, 0.05, device=cpu)))
+    assert "close to the paper's" in str(prose.bert(bert_like(0.6, 0.25, 0.15, device=cpu)))
+
+
+def test_backward_less_than_its_flops():
+    rows = [dict(op="addmm", category="matmul", flops=1e9, bytes=1e6, seconds=1e-3, phase="forward"),
+            dict(op="gelu", category="elementwise", flops=1e6, bytes=1e7, seconds=1e-3, phase="forward"),
+            dict(op="mm", category="matmul", flops=2e9, bytes=2e6, seconds=1.5e-3, phase="backward"),
+            dict(op="gelu_backward", category="elementwise", flops=1e6, bytes=1e7, seconds=0.5e-3,
+                 phase="backward")]
+    t = made_table(rows, overhead=1e-6, floor=1e-6, chapter3=1e-6, model=1.0)
+    p = prose.backward(t)
+    assert p.facts["flop_outcome"] == "about 2" and p.facts["time_outcome"] == "less than FLOPs"
+    assert p.facts["share_outcome"] == "smaller" and "a smaller share going back" in str(p)
+
+
+def made_compile(eager, compiled=None, error="", device=GPU):
+    recs = [{"variant": "eager", "seconds": eager, "iqr_seconds": 0.01 * eager}]
+    if compiled:
+        recs.append({"variant": "torch.compile", "seconds": compiled, "iqr_seconds": 0.01 * compiled})
+    return Result("compile_block", recs, {"device": device, "error": error, "date": "2026-01-02"})
+
+
+def test_compile_wordings():
+    t = gpu_block()
+    failed = str(prose.compile_outcome(made_compile(1e-3, error="RuntimeError: no compiler"), t))
+    assert "failed on this machine (RuntimeError: no compiler)" in failed
+    faster = prose.compile_outcome(made_compile(1e-3, 0.4e-3), t)
+    assert faster.facts["outcome"] == "faster" and "2.5 times as fast" in str(faster)
+    assert "not all of the gain is fusion" not in str(faster)      # that sentence is about a CPU
+    same = prose.compile_outcome(made_compile(1e-3, 1.05e-3), t)
+    assert same.facts["outcome"] == "same"
+    ref = made_compile(1e-3, 0.5e-3)
+    ref.meta["reference"] = True
+    assert "On the reference Test GPU" in str(prose.compile_outcome(made_compile(1e-3), t, [ref]))
+
+
+def made_batches(first, last, ops=(5, 0)):
+    recs = [{"batch": 1, "tokens": 16, "ops": 16, "overhead_ops": ops[0], "overhead_time_share": 0.3,
+             "model_seconds": first, "seconds_per_token": first / 16, "overhead_seconds": 5e-6,
+             "matmul_intensity": 4.0},
+            {"batch": 32, "tokens": 512, "ops": 16, "overhead_ops": ops[1], "overhead_time_share": 0.0,
+             "model_seconds": last, "seconds_per_token": last / 512, "overhead_seconds": 5e-6,
+             "matmul_intensity": 60.0}]
+    return Result("profile_batches", recs, {"device": GPU, "seq": 16, "date": "2026-01-02"})
+
+
+def test_batch_wordings():
+    close = prose.batch_remedy(made_batches(1e-3, 1.2e-3))
+    assert close.facts["outcome"] == "fell" and "close to the growth in tokens" in str(close)
+    flat = prose.batch_remedy(made_batches(1e-3, 40e-3))
+    assert flat.facts["outcome"] == "did not fall" and "did not fall on this run" in str(flat)
+    noisy = prose.batch_remedy(made_batches(1e-3, 0.5e-3))
+    assert noisy.facts["outcome"] == "fell, noisy"
+    assert "from 4 to 60 FLOP/byte" in str(close)
+
+
+def made_precision(mm32, mm16, roof32=1e-3, roof16=1e-4, device=GPU, native=None):
+    recs = [{"dtype": "float32", "matmul_seconds": mm32, "matmul_roofline_seconds": roof32, "seconds": 2 * mm32,
+             "bytes": 8e6, "flops": 1e9, "model_seconds": 3 * mm32},
+            {"dtype": "float16", "matmul_seconds": mm16, "matmul_roofline_seconds": roof16, "seconds": 2 * mm16,
+             "bytes": 4e6, "flops": 1e9, "model_seconds": 3 * mm16}]
+    return Result("profile_precision", recs, {"device": device, "native_bf16": native, "date": "2026-01-02"})
+
+
+def test_precision_wordings():
+    gpu = prose.precision(made_precision(1e-3, 0.25e-3))
+    assert gpu.facts["outcome"] == "faster" and "4 times as fast" in str(gpu)
+    assert "up to 10 times as fast" in str(gpu) and "half the bytes" in str(gpu)
+    cpu = {**GPU, "backend": "cpu"}
+    slow = prose.precision(made_precision(1e-3, 2e-3, roof16=1e-3, device=cpu, native=False))
+    assert slow.facts["outcome"] == "slower" and "the conversion costs time" in str(slow)
+    assert "expected no faster matmuls" in str(slow)
+    fast = prose.precision(made_precision(1e-3, 0.9e-3, roof16=1e-3, device=cpu, native=True))
+    assert "has bfloat16 dot-product instructions" in str(fast)

@@ -1,0 +1,398 @@
+"""Chapter 4's sentences agree with the numbers of every shipped record set, and each wording
+branch is chosen by the comparison it states (hand-made Results below are test inputs, not
+measurements)."""
+import math
+
+import pytest
+
+import brrr
+from brrr import reference
+from brrr.experiments import fusion
+from brrr.prose import fusion as prose, words
+from record_sets import close_to, record_sets, sets_with
+
+NAMES = ("fusion_kernels", "fusion_torch_compile", "fusion_cos_chain", "epilogue_fusion")
+H100 = {"name": "NVIDIA H100 80GB HBM3", "backend": "cuda", "array_library": "cupy", "l2_bytes": 52428800,
+        "peak_bandwidth": 3.35e12, "peak_flops_float32": 67e12, "source": "NVIDIA H100 datasheet"}
+CPU = {"name": "Test CPU (2 threads)", "backend": "cpu", "array_library": "numpy", "l2_bytes": 32 * 2 ** 20,
+       "peak_bandwidth": 20e9, "peak_flops_float32": 140e9, "source": "measured on this machine"}
+
+
+def test_every_set_holds_the_whole_chapter():
+    """A set that recorded chapter 4 at all recorded all of it (the quick CPU set always does)."""
+    assert any(all(e in runs for e in NAMES) for name, runs in record_sets().items() if name.startswith("quick"))
+    for name, runs in record_sets().items():
+        if any(e in runs for e in NAMES):
+            for e in NAMES:
+                assert e in runs, f"{name} lacks {e}: rerun scripts/make_reference.py --chapters 04"
+
+
+# --- hand-made runs ---------------------------------------------------------------------------
+
+def make_run(points, device=CPU, n=2 ** 24, op="mul", backend="brrr", library="brrr.kernels (Numba)",
+             reference_run=False, notes=()):
+    """A fusion_speedup-shaped Result from (k, fused seconds, unfused seconds) triples, its
+    predictions made by the same bytes model and roof as the experiment's."""
+    roof = brrr.Roofline(peak_flops=device["peak_flops_float32"], peak_bandwidth=device["peak_bandwidth"])
+    records = []
+    for k, tf, tu in points:
+        for variant, t in (("fused", tf), ("unfused", tu)):
+            if t is None:
+                continue
+            nbytes, flops = fusion.chain_traffic(k, n, variant == "fused", op)
+            records.append({"backend": backend, "library": library, "variant": variant, "k": k, "op": op, "n": n,
+                            "dtype": "float32", "nbytes": nbytes, "flops": flops, "seconds": t, "iqr": 0.0,
+                            "predicted_seconds": float(roof.time(flops, nbytes)),
+                            "predicted_regime": roof.regime(flops, nbytes)})
+    meta = {"device": dict(device), "date": "2026-01-02T00:00:00", "roof": roof.to_dict(), "n": n,
+            "dtype": "float32", "crossover_k": fusion.crossover_k(roof, op), "notes": list(notes)}
+    if reference_run:
+        meta["reference"] = True
+    return brrr.Result("fusion_speedup", records, meta)
+
+
+def memory_bound_run(ks=(1, 2, 4, 8, 16, 32, 64, 128), device=CPU, n=2 ** 24, scale=1.0, **kw):
+    """A run whose times are exactly the roofline's, times ``scale``: speed-up == prediction."""
+    roof = brrr.Roofline(peak_flops=device["peak_flops_float32"], peak_bandwidth=device["peak_bandwidth"])
+    pts = []
+    for k in ks:
+        tf = float(roof.time(*fusion.chain_traffic(k, n, True)[::-1])) * scale
+        tu = float(roof.time(*fusion.chain_traffic(k, n, False)[::-1])) * scale
+        pts.append((k, tf, tu))
+    return make_run(pts, device=device, n=n, **kw)
+
+
+# --- the prediction -------------------------------------------------------------------------
+
+def test_prediction_names_the_cap_only_when_the_table_passes_it():
+    roof = brrr.Roofline(peak_flops=1e12, peak_bandwidth=1e11)          # ridge 10, crossover 80
+    short = prose.prediction(roof, (1, 2, 4, 16, 64), CPU)
+    assert short.facts["outcome"] == "all memory-bound" and "all the way to the longest chain, 64" in str(short)
+    assert "measured roof, not a hardware peak" in str(short) and close_to(80, str(short))
+    long = prose.prediction(roof, (1, 16, 128, 256), CPU)
+    assert long.facts["outcome"] == "some compute-bound" and long.facts["past_crossover"] == [128, 256]
+    assert "levels off at about 80" in str(long) and "128, 256" in str(long)
+    gpu = prose.prediction(roof, (1, 2), H100)
+    assert "spec sheet of NVIDIA H100" in str(gpu) and "measured roof" not in str(gpu)
+
+
+def test_prediction_from_the_live_roof():
+    roof = brrr.Roofline.from_device()
+    p = prose.prediction(roof, fusion.default_ks())
+    assert close_to(roof.ridge, str(p)) and close_to(fusion.crossover_k(roof), str(p))
+
+
+# --- torch.compile's kernels ----------------------------------------------------------------------
+
+def test_generated_kernels_wording():
+    one = prose.generated({"kernels": ["cpp_fused_mul_0"], "error": None})
+    assert one.facts["outcome"] == "one kernel" and "into one kernel, `cpp_fused_mul_0`" in str(one)
+    several = prose.generated({"kernels": ["cpp_fused_mul_0", "cpp_fused_mul_1"], "error": None})
+    assert several.facts["outcome"] == "several kernels" and "2 kernels" in str(several) and "not one" in str(several)
+    failed = prose.generated({"kernels": [], "error": "CalledProcessError: no compiler"})
+    assert failed.facts["outcome"] == "failed" and "does not work on this machine" in str(failed)
+
+
+# --- measured speed-ups: every record set -----------------------------------------------------------
+
+def _focus(run, backend):
+    """(k, measured speed-up, predicted speed-up) at k = 16 or nearest, computed from the records."""
+    t = {(r["k"], r["variant"]): r for r in run.records if r["backend"] == backend}
+    ks = sorted(k for k, v in t if v == "fused" and (k, "unfused") in t)
+    k = min(ks, key=lambda k: (abs(math.log(k / 16)), -k))
+    f, u = t[(k, "fused")], t[(k, "unfused")]
+    return k, u["seconds"] / f["seconds"], u["predicted_seconds"] / f["predicted_seconds"]
+
+
+def _relation(s, p):
+    return "close to" if abs(s / p - 1) <= 0.2 else "above" if s > p else "short of"
+
+
+@pytest.mark.parametrize("runs", sets_with("fusion_kernels"))
+def test_kernel_speedups(runs):
+    run = runs["fusion_kernels"]
+    p = prose.kernel_speedups(run, reference.load("fusion_kernels"))
+    first = str(p).split("\n\n")[0]
+    k, s, pred = _focus(run, "brrr")
+    assert f"For a chain of {k} multiplications" in first
+    assert close_to(s, first) and close_to(pred, first)
+    assert f"{_relation(s, pred)} the prediction" in first
+    if _relation(s, pred) == "above":
+        assert "further below its roofline time than the fused kernel" in first or "faster than its roofline" in first
+    if _relation(s, pred) == "short of":
+        assert "The fused kernel fell further below its roofline time" in first
+    refs = reference.load("fusion_kernels")
+    assert ("No reference GPU run" in str(p)) == (not refs)
+
+
+def _bend(run, backend):
+    """'before', 'at', 'after', 'no bend, sweep short' or 'no bend past the line', from the records."""
+    t = {(r["k"], r["variant"]): r["seconds"] for r in run.records if r["backend"] == backend}
+    ks = sorted(k for k, v in t if v == "fused" and (k, "unfused") in t)
+    s = [t[(k, "unfused")] / t[(k, "fused")] for k in ks]
+    cross = run.meta["crossover_k"]
+    for i in range(1, len(ks)):
+        if (math.log(s[i] / s[i - 1]) / math.log(ks[i] / ks[i - 1]) < 0.5
+                and math.log(s[-1] / s[i - 1]) / math.log(ks[-1] / ks[i - 1]) < 0.5):
+            return "before" if ks[i] <= cross else "after" if ks[i - 1] >= cross else "at"
+    return "no bend, sweep short" if ks[-1] <= cross else "no bend past the line"
+
+
+BEND_WORDS = {"before": "before the dotted line", "at": "around the dotted line", "after": "only after the dotted line",
+              "no bend, sweep short": "did not bend within the sweep", "no bend past the line": "did not bend even past"}
+
+
+@pytest.mark.parametrize("runs", sets_with("fusion_kernels", "fusion_torch_compile"))
+def test_fusers(runs):
+    kernels, compiled = runs["fusion_kernels"], runs["fusion_torch_compile"]
+    p = prose.fusers(kernels, compiled, reference.load("fusion_kernels"), reference.load("fusion_torch_compile"))
+    text = str(p)
+    if compiled.records:
+        k, s, pred = _focus(compiled, "torch_compile")
+        first = text.split("\n\n")[0]
+        assert f"For a chain of {k} multiplications" in first and close_to(s, first) and close_to(pred, first)
+        assert f"{_relation(s, pred)} the prediction" in first
+        _, mine, _ = _focus(kernels, "brrr")
+        ratio = s / mine
+        assert close_to(mine, first)
+        if abs(ratio - 1) <= words.SAME:
+            assert "its speed-up was about the same as the" in first
+        elif ratio > 1:
+            assert "its speed-up was higher than the" in first
+        else:
+            assert "its speed-up was lower than the" in first
+        assert BEND_WORDS[_bend(compiled, "torch_compile")] in text.split("`torch.compile` curve")[1]
+    else:
+        assert "could not compile here" in text
+    bend_text = text.split("`brrr.kernels (Numba)` curve")[1]
+    assert BEND_WORDS[_bend(kernels, "brrr")] in bend_text
+    assert close_to(kernels.meta["crossover_k"], bend_text)
+
+
+@pytest.mark.parametrize("runs", sets_with("fusion_kernels", "fusion_cos_chain"))
+def test_cos_chain(runs):
+    kernels, cos = runs["fusion_kernels"], runs["fusion_cos_chain"]
+    p = prose.cos_chain(cos, kernels, reference.load("fusion_cos_chain"))
+    text = str(p).split("\n\n")[0]
+
+    def floor(run):
+        pts = sorted((r["k"], r["seconds"] / r["n"]) for r in run.records
+                     if r["variant"] == "fused" and r["backend"] == run.records[0]["backend"])
+        return next((k for k, t in pts if t > 1.5 * pts[0][1]), None), pts[-1][0]
+    (kc, cos_last), (km, mul_last) = floor(cos), floor(kernels)
+    assert (f"the cosine chain left it at k = {kc}" in text) if kc else (f"never left it, up to k = {cos_last}" in text)
+    assert (f"the multiplication chain left it at k = {km}" in text) if km else \
+        (f"multiplication chain never left it, up to k = {mul_last}" in text)
+    if kc is not None and (km is None or kc < km):
+        assert "much earlier" in text
+    fused = sorted((r for r in cos.records if r["variant"] == "fused"), key=lambda r: r["k"])
+    last, prev = fused[-1], fused[-2]
+    extra = (last["seconds"] - prev["seconds"]) / last["n"] / (last["k"] - prev["k"])
+    if kc is not None and extra > 0:
+        cost = extra * cos.meta["roof"]["peak_flops"]
+        assert f"From k = {prev['k']} to {last['k']}" in text and close_to(cost, text)
+        assert ("badly underestimates" in text) == (cost >= 2)
+    else:
+        assert "cost too little to see" in text
+    un = next(r for r in cos.records if r["variant"] == "unfused" and r["k"] == last["k"])
+    speedup = un["seconds"] / last["seconds"]
+    assert close_to(speedup, text)
+    assert ("even ran slower than as" in text) == (speedup < 0.8)
+    assert ("bought a speed-up of only" in text) == (0.8 <= speedup and speedup / last["k"] < 0.8)
+    faster = sum(r["seconds"] * 1.05 < r["predicted_seconds"] for run in (cos, kernels) for r in run.records
+                 if r["variant"] == "fused" and r["backend"] == run.records[0]["backend"])
+    assert ("ran faster than the roofline line" in text) == (faster > 0)
+
+
+@pytest.mark.parametrize("runs", sets_with("epilogue_fusion"))
+def test_epilogue(runs):
+    epi = runs["epilogue_fusion"]
+    p = prose.epilogue(epi, reference.load("epilogue_fusion"))
+    text = str(p).split("\n\n")[0]
+    t = {r["variant"]: r["seconds"] for r in epi.records}
+    if "torch.compile" not in t:
+        assert "could not compile the layer" in text
+        return
+    for k in epi.meta["compiled_kernels"]:
+        assert f"`{k}`" in text
+    s = t["eager"] / t["torch.compile"]
+    if abs(s - 1) <= words.SAME:
+        assert "about as fast as eager mode" in text
+    elif s > 1:
+        assert close_to(s, text) and "times as fast as eager mode" in text
+    else:
+        assert close_to(1 / s, text) and "slower than eager mode" in text
+    m, n, k = epi.meta["shape"]
+    roof = brrr.Roofline.from_dict(epi.meta["roof"])
+    pe = roof.time(*fusion.epilogue_traffic(m, n, k, False)[::-1])
+    pf = roof.time(*fusion.epilogue_traffic(m, n, k, True)[::-1])
+    assert close_to(pe / pf, text)
+    assert f"{_relation(s, pe / pf)} that bound" in text
+    assert close_to(100 * pe / t["eager"], text, 0.06)
+    assert ("faster than its roofline bar" in text) == (pe / t["eager"] > 1.05)
+    assert ("faster than the fully fused bar" in text) == (pf / t["torch.compile"] > 1.05)
+
+
+# --- wording branches the shipped sets don't reach (hand-made inputs) -----------------------------
+
+def test_speedup_close_above_and_short():
+    close = memory_bound_run()
+    p = prose.kernel_speedups(close)
+    assert p.facts["relation"] == "close to" and "close to the prediction" in str(p)
+    # fused kernel faster than its roof on a cache-sized array -> the cache sentence
+    fast = make_run([(1, 1e-3, 1e-3), (16, 0.2e-3, 16e-3)], n=2 ** 20)
+    text = str(prose.kernel_speedups(fast))
+    assert "above the prediction" in text and "faster than its roofline time" in text and "last-level cache" in text
+    # unfused chain paying a fixed cost per pass -> above, the unfused side named
+    roof_t = memory_bound_run(ks=(16,))
+    (f, u) = (r["seconds"] for r in roof_t.records)
+    slow_passes = make_run([(16, f * 2, u * 4)])
+    text = str(prose.kernel_speedups(slow_passes))
+    assert "above the prediction" in text and "The unfused chain fell further below" in text
+    # a fused kernel that falls behind, far from both roofs
+    slow_fused = make_run([(16, f * 4, u)])
+    text = str(prose.kernel_speedups(slow_fused))
+    assert "short of the prediction" in text and "far from both limits" in text
+
+
+def test_short_because_arithmetic_is_busy():
+    dev = dict(CPU, peak_flops_float32=20e9)           # ridge 1: k = 16 is far past the crossover (8)
+    roof = brrr.Roofline(peak_flops=20e9, peak_bandwidth=20e9)
+    n = 2 ** 24
+    tf = 16 * n / (0.4 * 20e9)                          # 40% of the peak FLOP/s
+    tu = float(roof.time(*fusion.chain_traffic(16, n, False)[::-1]))
+    text = str(prose.kernel_speedups(make_run([(16, tf, tu)], device=dev, n=n)))
+    assert "short of the prediction" in text and "arithmetic is no longer free" in text
+
+
+def test_bend_outcomes():
+    # memory-bound all the way, sweep ends before the crossover (GPU-like)
+    gpu = memory_bound_run(ks=(1, 2, 4, 8, 16, 32, 64, 128), device=H100, n=2 ** 26, backend="cupy_fuse",
+                           library="cupy.fuse")
+    assert prose.bend(prose.curve(gpu, "cupy_fuse"))["outcome"] == "no bend, sweep short"
+    # the fused time grows early: bends before the line; busy arithmetic -> the FMA sentence,
+    # arithmetic far from the peak -> "says little about the roofline"
+    for peak, busy in ((40e9, True), (140e9, False)):     # crossover 16 and 56
+        dev = dict(CPU, peak_flops_float32=peak)
+        roof = brrr.Roofline(peak_flops=peak, peak_bandwidth=CPU["peak_bandwidth"])
+        n = 2 ** 24
+        pts = []
+        for k in (1, 2, 4, 8, 16):
+            tu = float(roof.time(*fusion.chain_traffic(k, n, False)[::-1]))
+            tf = float(roof.time(*fusion.chain_traffic(1, n, True)[::-1])) * (1 if k <= 8 else k / 4)
+            pts.append((k, tf, tu))
+        c = prose.curve(make_run(pts, device=dev), "brrr")
+        b = prose.bend(c)
+        assert b["outcome"] == "before" and b["between"] == (8, 16)
+        text, _ = prose._bend_sentence(c, "brrr.kernels (Numba)")
+        assert "before the dotted line" in text
+        assert ("compute-bound sooner" in text) == busy and ("says little about the roofline" in text) == (not busy)
+    # past the line with no bend, and faster than the peak FLOP/s
+    fast = make_run([(1, 1e-3, 1e-3), (64, 1e-3, 64e-3), (128, 1e-3, 128e-3)])
+    text, b = prose._bend_sentence(prose.curve(fast, "brrr"), "brrr.kernels (Numba)")
+    assert b["outcome"] == "no bend past the line" and "more than the roof's peak" in text
+
+
+def test_references_are_discussed():
+    live = memory_bound_run(ks=(1, 4, 16))
+    ref = memory_bound_run(ks=(1, 4, 16, 64), device=H100, n=2 ** 26, reference_run=True,
+                           library="brrr.kernels (CuPy)")
+    p = prose.kernel_speedups(live, [ref])
+    assert "On the reference NVIDIA H100 80GB HBM3 (measured 2026-01-02)" in str(p)
+    assert "No reference GPU run" not in str(p)
+    q = prose.fusers(live, make_run([], backend="torch_compile"), [ref], [])
+    assert "On the reference NVIDIA H100" in str(q) and "did not bend within the sweep" in str(q)
+
+
+def test_torch_compile_missing():
+    compiled = make_run([], backend="torch_compile",
+                        notes=["torch_compile skipped: RuntimeError: no C++ compiler"])
+    text = str(prose.fusers(memory_bound_run(ks=(1, 16)), compiled))
+    assert "could not compile here (RuntimeError: no C++ compiler)" in text
+
+
+def test_cos_chain_branches():
+    # a GPU where cosines stay memory-bound: one cosine costs about one FLOP, fusing pays in full
+    cos = memory_bound_run(ks=(1, 2, 4, 8), device=H100, n=2 ** 26, op="cos", library="brrr.kernels (CuPy)")
+    mul = memory_bound_run(ks=(1, 2, 4, 8), device=H100, n=2 ** 26, library="brrr.kernels (CuPy)")
+    p = prose.cos_chain(cos, mul)
+    text = str(p)
+    assert p.facts["outcome"] == "neither leaves" and "Neither chain left its floor" in text
+    assert "cost too little to see" in text and "close to 8" in text
+    assert "which is why the figure plots time per element" not in text
+    # faster than the roofline on a cache-sized array
+    fast = memory_bound_run(ks=(1, 2), n=2 ** 20, op="cos", scale=0.5)
+    text = str(prose.cos_chain(fast, None))
+    assert "ran faster than the roofline line" in text and "last-level cache" in text
+    assert "No multiplication chain" in text
+
+
+def _epilogue(kernels, eager=10e-3, compiled=5e-3, device=CPU, shape=(1024, 1024, 16), iqr=0.0):
+    roof = brrr.Roofline(peak_flops=device["peak_flops_float32"], peak_bandwidth=device["peak_bandwidth"])
+    recs = [{"variant": "eager", "seconds": eager, "iqr": iqr}]
+    if compiled is not None:
+        recs.append({"variant": "torch.compile", "seconds": compiled, "iqr": iqr})
+    meta = {"device": device, "date": "2026-01-02", "roof": roof.to_dict(), "shape": shape, "dtype": "float32",
+            "notes": [] if compiled is not None else ["torch.compile skipped: CalledProcessError: no cc"]}
+    if compiled is not None:
+        meta["compiled_kernels"] = kernels
+    return brrr.Result("epilogue_fusion", recs, meta)
+
+
+def test_epilogue_branches():
+    true = prose.epilogue(_epilogue(["triton_tem_fused_addmm_relu_0"], device=H100))
+    assert true.facts["kind"] == "one kernel" and "a true epilogue" in str(true)
+    assert "2 times as fast as eager mode" in str(true)
+    folded = prose.epilogue(_epilogue(["extern_kernels.addmm", "cpp_fused_relu_0"], eager=5e-3, compiled=5.1e-3))
+    assert folded.facts["kind"] == "addmm + loop" and "one generated loop" in str(folded)
+    assert "about as fast as eager mode" in str(folded)
+    slower = prose.epilogue(_epilogue(["extern_kernels.mm", "cpp_fused_add_relu_0"], eager=5e-3, compiled=10e-3))
+    assert slower.facts["outcome"] == "slower" and "2 times slower than eager mode" in str(slower)
+    assert "library path" in str(slower)
+    noisy = prose.epilogue(_epilogue(["extern_kernels.mm", "cpp_fused_add_relu_0"], eager=5e-3, compiled=10e-3,
+                                     iqr=3e-3))
+    assert "timings were noisy" in str(noisy)
+    quick = prose.epilogue(_epilogue(["extern_kernels.addmm", "cpp_fused_relu_0"], eager=0.1e-3, compiled=0.05e-3))
+    assert "Eager mode ran faster than its roofline bar" in str(quick)
+    assert "The compiled layer ran faster than the fully fused bar" in str(quick)
+    none = prose.epilogue(_epilogue([], compiled=None))
+    assert none.facts["outcome"] == "not compiled" and "could not compile the layer" in str(none)
+    ref = _epilogue(["triton_tem_fused_addmm_relu_0"], device=H100)
+    ref.meta["reference"] = True
+    both = prose.epilogue(_epilogue(["extern_kernels.addmm", "cpp_fused_relu_0"]), [ref])
+    assert "On the reference NVIDIA H100 80GB HBM3" in str(both) and "`triton_tem_fused_addmm_relu_0`" in str(both)
+
+
+def test_marginal_cosine_cost():
+    roof = brrr.Roofline(peak_flops=100e9, peak_bandwidth=20e9)
+    n = 2 ** 20
+    pts = [(1, 10e-9, 0, n), (2, 20e-9, 0, n), (4, 40e-9, 0, n)]     # 10 ns per cosine per element
+    (k0, k1), extra, flops = prose.marginal_cost(pts, roof)
+    assert (k0, k1) == (2, 4) and extra == pytest.approx(10e-9) and flops == pytest.approx(1000)
+    flat = [(1, 10e-9, 0, n), (2, 10e-9, 0, n), (4, 11e-9, 0, n)]
+    assert prose.marginal_cost(flat, roof) is None                      # never left its floor
+
+
+def test_bend_threshold():
+    """A speed-up growing as k**0.3 has bent (the threshold is a log-slope of 0.5); as k**0.7 it has not."""
+    for power, bent in ((0.3, True), (0.7, False)):
+        pts = [(k, 1e-3, 1e-3 * (k if k <= 8 else 8 * (k / 8) ** power)) for k in (1, 2, 4, 8, 16, 32)]
+        b = prose.bend(prose.curve(make_run(pts), "brrr"))
+        assert (b["between"] == (8, 16)) == bent, (power, b)
+    # one noisy point at k = 1 (a speed-up of 1.8) is not a bend when the curve then follows k
+    noisy = make_run([(1, 1e-3, 1.8e-3)] + [(k, 1e-3, k * 1e-3) for k in (2, 4, 8, 16)])
+    assert prose.bend(prose.curve(noisy, "brrr"))["outcome"] == "no bend, sweep short"
+
+
+def test_bend_at_and_after_the_line():
+    roof = brrr.Roofline(peak_flops=CPU["peak_flops_float32"], peak_bandwidth=CPU["peak_bandwidth"])  # crossover 56
+    n = 2 ** 24
+    base = float(roof.time(*fusion.chain_traffic(1, n, True)[::-1]))
+
+    def run(ks, cap):
+        return make_run([(k, base * max(1, k / cap), base * k) for k in ks], n=n)
+    text, b = prose._bend_sentence(prose.curve(run((1, 16, 32, 64, 128), 32), "brrr"), "brrr.kernels (Numba)")
+    assert b["outcome"] == "at" and b["between"] == (32, 64)
+    assert "around the dotted line (k = 56), where the model puts it: past it" in text
+    text, b = prose._bend_sentence(prose.curve(run((1, 16, 64, 128, 256), 128), "brrr"), "brrr.kernels (Numba)")
+    assert b["outcome"] == "after" and "only after the dotted line" in text and "more than the roof's peak" in text
