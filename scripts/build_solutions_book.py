@@ -7,8 +7,12 @@ script writes a temporary configuration and table of contents (under
 solutions with their public and hidden tests) as an extra part, then runs
 ``jupyter-book build`` into ``_build/solutions``. Do not publish that folder.
 
-    python scripts/build_solutions_book.py             # chapters not executed (fast)
-    python scripts/build_solutions_book.py --execute   # execute as the public book does
+    python scripts/build_solutions_book.py           # chapters executed in quick mode (minutes)
+    python scripts/build_solutions_book.py --full    # chapters executed at full size, as the public book
+
+The chapters are always executed (their figures and the sentences about them come from
+the run), and warnings are errors, as in the public build. The masters themselves are
+rendered, never executed.
 """
 from __future__ import annotations
 
@@ -36,14 +40,12 @@ def solution_files() -> list:
     return entries
 
 
-def instructor_config(execute: bool) -> dict:
+def instructor_config() -> dict:
     with open(os.path.join(ROOT, "_config.yml"), encoding="utf-8") as f:
         config = yaml.safe_load(f)
     config["title"] = f"{config.get('title', 'brrr')} (instructor edition, with solutions)"
     config["exclude_patterns"] = [p for p in config.get("exclude_patterns", [])
                                   if p.strip("/").split("/")[0] != "solutions"]
-    if not execute:
-        config.setdefault("execute", {})["execute_notebooks"] = "off"
     return config
 
 
@@ -62,22 +64,23 @@ def instructor_toc() -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--execute", action="store_true",
-                   help="execute the chapters as the public build does (slow); default: off")
-    p.add_argument("--quick", action="store_true", help="set BRRR_QUICK=1 while executing")
+    p.add_argument("--full", action="store_true",
+                   help="execute the chapters at full size, as the public build does (slow); "
+                        "default: quick mode (BRRR_QUICK=1)")
     args = p.parse_args(argv)
     if not solution_files():
         raise SystemExit("no master notebooks in solutions/")
     os.makedirs(WORK, exist_ok=True)
     config_path, toc_path = os.path.join(WORK, "_config.yml"), os.path.join(WORK, "_toc.yml")
     with open(config_path, "w", encoding="utf-8") as f:
-        yaml.safe_dump(instructor_config(args.execute), f, sort_keys=False)
+        yaml.safe_dump(instructor_config(), f, sort_keys=False)
     with open(toc_path, "w", encoding="utf-8") as f:
         yaml.safe_dump(instructor_toc(), f, sort_keys=False)
-    env = dict(os.environ, **({"BRRR_QUICK": "1"} if args.quick else {}))
+    env = dict(os.environ, **({} if args.full else {"BRRR_QUICK": "1"}))
     jb = os.path.join(os.path.dirname(sys.executable), "jupyter-book")
+    # -W: warnings are errors, so the instructor edition renders as cleanly as the public one.
     command = [jb if os.path.isfile(jb) else "jupyter-book", "build", ROOT, "--config", config_path,
-               "--toc", toc_path, "--path-output", OUT, "--keep-going"]
+               "--toc", toc_path, "--path-output", OUT, "--all", "-W", "-n", "--keep-going"]
     print(" ".join(command))
     code = subprocess.call(command, env=env, cwd=ROOT)
     if code == 0:

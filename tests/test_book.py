@@ -373,3 +373,20 @@ def test_reference_page_lists_and_draws_the_shipped_runs(book):
         assert name in text, f"the reference page does not list {name}"
     figures = soup.select("figure img")
     assert len(figures) >= 4, f"{len(figures)} figures on the reference page, expected the four kinds"
+
+
+@slow
+def test_instructor_edition_builds_cleanly():
+    """`make solutions`: the book with the masters, warnings as errors, chapters executed."""
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_solutions_book.py")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    log = proc.stdout + proc.stderr
+    warnings = [w for w in log.splitlines() if "WARNING" in w and "Kernel is running over TCP" not in w]
+    assert proc.returncode == 0 and not warnings, "instructor build:\n" + "\n".join(warnings[:20]) + log[-2000:]
+    html = ROOT / "_build" / "solutions" / "_build" / "html"
+    masters = sorted(html.glob("solutions/*/*.html"))
+    assert len(masters) == len(CHAPTERS), f"{len(masters)} master pages in the instructor edition"
+    assert "BEGIN SOLUTION" in masters[0].read_text(encoding="utf-8") or \
+        "# SOLUTION" in masters[0].read_text(encoding="utf-8")
+    page = _soup(html / "chapters" / "02_memory_bandwidth.html").get_text(" ")
+    assert "Measured on this page" in page and "{glue" not in page
