@@ -9,7 +9,8 @@ and the outcome it was chosen from, which the tests check against the records.
 
 One module per chapter: :mod:`.compute`, :mod:`.bandwidth`, :mod:`.overhead`,
 :mod:`.fusion`, :mod:`.recompute`, :mod:`.networks`, :mod:`.diagnosis`. The
-small vocabulary they share (ratios in words, device names) is in :mod:`.words`.
+small vocabulary they share (ratios in words, device names) is in :mod:`.words`, and
+:func:`with_references` puts a paragraph per reference run after the live run's.
 """
 from __future__ import annotations
 
@@ -43,6 +44,17 @@ def paragraphs(*parts) -> Prose:
     for p in parts:
         facts.update(getattr(p, "facts", {}))
     return Prose("\n\n".join(str(p) for p in parts), facts)
+
+
+def with_references(live: Prose, references, what: str | None, describe, shown: str | None = "figure") -> Prose:
+    """``live``, then what ``describe(run)`` says of each reference run: a Prose (several paragraphs
+    are one :func:`paragraphs`), a str, or ``None`` to leave that run out. With no reference runs,
+    the sentence that none of ``what`` ships yet (:func:`.words.no_reference`; ``shown``: what shows
+    this run alone instead, ``None`` for no more than that), or nothing where ``what`` is None (the
+    live text says so itself)."""
+    from .words import no_reference
+    missing = Prose(no_reference(what, shown), {"references": 0}) if not references and what is not None else None
+    return paragraphs(live, missing, *(describe(run) for run in references))
 
 
 def __getattr__(name):

@@ -6,7 +6,7 @@ same experiment (from :func:`brrr.reference.beside`) and returns
 """
 from __future__ import annotations
 
-from . import Prose, paragraphs
+from . import Prose, with_references
 from . import words as w
 
 TOP_SHARE = 0.7     # a point below 70% of the curve's peak is "down from the peak"
@@ -151,27 +151,28 @@ def bandwidth_curve(result, references=()) -> Prose:
     live = _shape_sentence(c, f"On {c['device']},") + " " + _roof_sentence(c)
     facts = {"outcome": c["shape"], "peak_gbps": c["peak"], "last_gbps": c["last"],
              "peak_size": c["peak_size"], "level": c["level"][0] if c["level"] else None}
-    parts = [Prose(live.strip(), facts)]
-    if not references:
-        parts.append(Prose(w.no_reference("this sweep"), {"references": 0}))
-    for run in references:
-        r = curve(run)
-        text = _brief(r, w.reference_intro(run))
-        ratio = r["last"] / c["last"]
-        if ratio > 1 + w.SAME:
-            text += (f" Its bandwidth from DRAM was {w.times(ratio)} this run's: HBM stacks sit beside "
-                     "the GPU die and connect through thousands of wires, where a CPU has a few DRAM "
-                     "channels shared by all its cores.")
-        elif ratio < 1 - w.SAME:
-            text += f" Its bandwidth from DRAM was {w.times(1 / ratio)} lower than this run's."
-        else:
-            text += " Its bandwidth from DRAM was about the same as this run's."
-        if r["first"] < c["first"]:
-            text += (f" At the smallest size, though, it was slower than this run ({_gb(r['first'])} "
-                     f"against {_gb(c['first'])}): a GPU pays microseconds per copy however small, so "
-                     "it needs megabytes per call before its bandwidth shows.")
-        parts.append(Prose(text, {f"reference {w.device_of(run)}": r["shape"]}))
-    return paragraphs(*parts)
+    return with_references(Prose(live.strip(), facts), references, "this sweep",
+                           lambda run: _reference_curve(run, c))
+
+
+def _reference_curve(run, c: dict) -> Prose:
+    """A reference run's bandwidth curve against this run's (``c``)."""
+    r = curve(run)
+    text = _brief(r, w.reference_intro(run))
+    ratio = r["last"] / c["last"]
+    if ratio > 1 + w.SAME:
+        text += (f" Its bandwidth from DRAM was {w.times(ratio)} this run's: HBM stacks sit beside "
+                 "the GPU die and connect through thousands of wires, where a CPU has a few DRAM "
+                 "channels shared by all its cores.")
+    elif ratio < 1 - w.SAME:
+        text += f" Its bandwidth from DRAM was {w.times(1 / ratio)} lower than this run's."
+    else:
+        text += " Its bandwidth from DRAM was about the same as this run's."
+    if r["first"] < c["first"]:
+        text += (f" At the smallest size, though, it was slower than this run ({_gb(r['first'])} "
+                 f"against {_gb(c['first'])}): a GPU pays microseconds per copy however small, so "
+                 "it needs megabytes per call before its bandwidth shows.")
+    return Prose(text, {f"reference {w.device_of(run)}": r["shape"]})
 
 
 # --- the roofline -------------------------------------------------------------------------
@@ -235,25 +236,26 @@ def roofline_summary(measured, references=()) -> Prose:
         text += (f" {names} measured above the roof. A point above a roof is not faster than physics: "
                  "either its bytes came from a cache (the array was too small to leave it) or the spec "
                  "sheet understates the part.")
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(w.no_reference("the roofline experiment"), {"references": 0}))
-    for run in references:
-        r = _roof_facts(run)
-        rr = r["roof"]
-        t = (f"{w.reference_intro(run)}, the {'spec' if r['spec'] else 'measured'} ridge is at "
-             f"{w.number(rr.ridge)} FLOP/byte for FP32, {w.relative(rr.ridge, roof.ridge)}.")
-        if r["spec"] and r["best_bw"] and r["best_mm"]:
-            t += (f" Its best STREAM kernel reached {w.percent(r['best_bw']['gbps'] * 1e9 / rr.peak_bandwidth)} "
-                  f"of the spec bandwidth and its FP32 matmul {w.percent(r['best_mm']['gflops'] * 1e9 / rr.peak_flops)} "
-                  "of the spec FLOP/s.")
-        if r["tensor"]:
-            best = max(r["tensor"], key=lambda x: x["gflops"])
-            t += (f" Its tensor cores did {w.rate(best['gflops'] * 1e9)} on a "
-                  f"{best['dtype']} matmul, {w.times(best['gflops'] / r['best_mm']['gflops'])} its FP32 "
-                  "general-math rate: with tensor cores the ridge moves right by the same factor.")
-        parts.append(Prose(t, {f"reference {w.device_of(run)} ridge": rr.ridge}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "the roofline experiment",
+                           lambda run: _reference_roof(run, roof))
+
+
+def _reference_roof(run, roof) -> Prose:
+    """A reference run's ridge against this run's ``roof``, and what its kernels reached."""
+    r = _roof_facts(run)
+    rr = r["roof"]
+    t = (f"{w.reference_intro(run)}, the {'spec' if r['spec'] else 'measured'} ridge is at "
+         f"{w.number(rr.ridge)} FLOP/byte for FP32, {w.relative(rr.ridge, roof.ridge)}.")
+    if r["spec"] and r["best_bw"] and r["best_mm"]:
+        t += (f" Its best STREAM kernel reached {w.percent(r['best_bw']['gbps'] * 1e9 / rr.peak_bandwidth)} "
+              f"of the spec bandwidth and its FP32 matmul {w.percent(r['best_mm']['gflops'] * 1e9 / rr.peak_flops)} "
+              "of the spec FLOP/s.")
+    if r["tensor"]:
+        best = max(r["tensor"], key=lambda x: x["gflops"])
+        t += (f" Its tensor cores did {w.rate(best['gflops'] * 1e9)} on a "
+              f"{best['dtype']} matmul, {w.times(best['gflops'] / r['best_mm']['gflops'])} its FP32 "
+              "general-math rate: with tensor cores the ridge moves right by the same factor.")
+    return Prose(t, {f"reference {w.device_of(run)} ridge": rr.ridge})
 
 
 # --- the x * 2 repeat sweep -------------------------------------------------------------
@@ -324,14 +326,12 @@ def repeat_sweep(result, references=()) -> Prose:
                      f"source and result together are {w.size(working_set)}, far more than any cache, so the "
                      "roof understates this machine: it is the best of another experiment's kernels, and "
                      "these kernels did better.")
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(w.no_reference("this sweep"), {"references": 0}))
-    for run in references:
-        rk = _knee_facts(run)
-        t = _knee_sentence(rk, f"{w.reference_intro(run)},")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": rk["outcome"]}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this sweep", _reference_knee)
+
+
+def _reference_knee(run) -> Prose:
+    rk = _knee_facts(run)
+    return Prose(_knee_sentence(rk, f"{w.reference_intro(run)},"), {f"reference {w.device_of(run)}": rk["outcome"]})
 
 
 # --- cos and cos().cos() -------------------------------------------------------------------
@@ -375,19 +375,19 @@ def cos_fusion(result, references=()) -> Prose:
     else:
         text += ("Fusing helped, but by less than the traffic alone would predict: part of the time is "
                  "arithmetic (a `cos` is many instructions), which fusion does not remove.")
-    parts = [Prose(text, {"outcome": outcome, "fused_ratio": c["fused_ratio"], "unfused_ratio": c["unfused_ratio"]})]
-    if not references:
-        parts.append(Prose(w.no_reference("this comparison"), {"references": 0}))
-    for run in references:
-        r = cos_times(run)
-        o = _cos_outcome(r)
-        t = (f"{w.reference_intro(run)}, the fused pair took {w.number(r['fused_ratio'])} and the unfused pair "
-             f"{w.number(r['unfused_ratio'])} times a single `cos`: "
-             + {"memory-bound": "memory-bound, as He describes.",
-                "compute-bound": "compute-bound, so fusion saved little.",
-                "in between": "partly memory-, partly compute-bound."}[o])
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": o}))
-    return paragraphs(*parts)
+    facts = {"outcome": outcome, "fused_ratio": c["fused_ratio"], "unfused_ratio": c["unfused_ratio"]}
+    return with_references(Prose(text, facts), references, "this comparison", _reference_cos)
+
+
+def _reference_cos(run) -> Prose:
+    r = cos_times(run)
+    o = _cos_outcome(r)
+    t = (f"{w.reference_intro(run)}, the fused pair took {w.number(r['fused_ratio'])} and the unfused pair "
+         f"{w.number(r['unfused_ratio'])} times a single `cos`: "
+         + {"memory-bound": "memory-bound, as He describes.",
+            "compute-bound": "compute-bound, so fusion saved little.",
+            "in between": "partly memory-, partly compute-bound."}[o])
+    return Prose(t, {f"reference {w.device_of(run)}": o})
 
 
 def against_peaks(measured, peaks, cpu: bool) -> Prose:

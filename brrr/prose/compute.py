@@ -8,7 +8,7 @@ into the chapter.
 """
 from __future__ import annotations
 
-from . import Prose, paragraphs
+from . import Prose, paragraphs, with_references
 from . import words as w
 
 PLATEAU = 0.8       # points at 80% or more of a curve's best are "on its plateau"
@@ -204,30 +204,29 @@ def matmul_curve(result, references=()) -> Prose:
     facts = {"outcome": c["shape"], "best_flops": c["best"], "best_n": c["best_x"], "peak": c["peak"], "busy": busy,
              "best_fraction": c["best"] / c["peak"], "first_fraction": c["fractions"][c["first_x"]],
              "plateau_n": c["plateau_x"], "half_n": c["half_x"], "above_roof": c["above"]}
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(w.no_reference("this sweep"), {"references": 0}))
-    for run in references:
-        r = _matmul_curve(run)
-        t = (f"{w.reference_intro(run)}, the same sweep went from {w.percent(r['fractions'][r['first_x']])} of "
-             f"its {_kind_of_peak(run)} at n = {w.number(r['first_x'])} to "
-             f"{w.percent(r['fractions'][r['best_x']])} at n = {w.number(r['best_x'])} ({w.rate(r['best'])}, "
-             f"{w.relative(r['best'], c['best'], THIS_RUNS_BEST)})")
-        t += (f", flattening from n = {w.number(r['plateau_x'])}." if r["shape"] == "flattens" else
-              ", still rising at its largest size." if r["shape"] == "still rising" else ".")
-        if r["half_x"] > c["half_x"]:
-            t += (f" It needed larger matrices to get going: it first reached half its best at n = "
-                  f"{w.number(r['half_x'])}, this run at n = {w.number(c['half_x'])}. A GPU spreads a matmul over "
-                  "all its streaming multiprocessors, and a small one leaves most of them idle while still "
-                  "paying microseconds to launch.")
-        elif r["half_x"] < c["half_x"]:
-            t += (f" It reached half its best sooner, at n = {w.number(r['half_x'])} against this run's "
-                  f"n = {w.number(c['half_x'])}.")
-        else:
-            t += f" Both reached half their best at the same size, n = {w.number(r['half_x'])}."
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": r["shape"],
-                               f"reference {w.device_of(run)} best": r["best"]}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this sweep", lambda run: _reference_matmul(run, c))
+
+
+def _reference_matmul(run, c: dict) -> Prose:
+    """A reference run's matmul curve against this run's (``c``)."""
+    r = _matmul_curve(run)
+    t = (f"{w.reference_intro(run)}, the same sweep went from {w.percent(r['fractions'][r['first_x']])} of "
+         f"its {_kind_of_peak(run)} at n = {w.number(r['first_x'])} to "
+         f"{w.percent(r['fractions'][r['best_x']])} at n = {w.number(r['best_x'])} ({w.rate(r['best'])}, "
+         f"{w.relative(r['best'], c['best'], THIS_RUNS_BEST)})")
+    t += (f", flattening from n = {w.number(r['plateau_x'])}." if r["shape"] == "flattens" else
+          ", still rising at its largest size." if r["shape"] == "still rising" else ".")
+    if r["half_x"] > c["half_x"]:
+        t += (f" It needed larger matrices to get going: it first reached half its best at n = "
+              f"{w.number(r['half_x'])}, this run at n = {w.number(c['half_x'])}. A GPU spreads a matmul over "
+              "all its streaming multiprocessors, and a small one leaves most of them idle while still "
+              "paying microseconds to launch.")
+    elif r["half_x"] < c["half_x"]:
+        t += (f" It reached half its best sooner, at n = {w.number(r['half_x'])} against this run's "
+              f"n = {w.number(c['half_x'])}.")
+    else:
+        t += f" Both reached half their best at the same size, n = {w.number(r['half_x'])}."
+    return Prose(t, {f"reference {w.device_of(run)}": r["shape"], f"reference {w.device_of(run)} best": r["best"]})
 
 
 # --- tensor cores -------------------------------------------------------------------------
@@ -286,32 +285,29 @@ def tensor_cores(result, references=(), fp32=None, fp32_references=()) -> Prose:
                     + _tensor_summary(result, fp32, in_fig))
             facts["outcome"] = "measured"
         facts["best"] = {name: c["best"] for name, c, _, _ in kinds}
-        parts = [Prose(text, facts)]
+    else:
+        device = w.device_of(fp32) if fp32 is not None else "This device"
+        cpu = fp32 is None or w.is_cpu(fp32)
+        why = (" (tensor cores are a GPU's; most CPUs multiply float32 matrices on the same vector units as "
+               "everything else)" if cpu else "")
         if not references:
-            parts.append(Prose(w.no_reference("the tensor-core sweep"), {}))
-        for run in references:
-            parts.append(Prose(f"{w.reference_intro(run)}, "
-                               + _tensor_summary(run, _by_name(fp32_references, run), "grey in the float32 figure"),
-                               {f"reference {w.device_of(run)}": {n: c["best"] for n, c, _, _ in _tensor_kinds(run)}}))
-        return paragraphs(*parts)
-    live = w.device_of(fp32) if fp32 is not None else "This device"
-    cpu = fp32 is None or w.is_cpu(fp32)
-    why = (" (tensor cores are a GPU's; most CPUs multiply float32 matrices on the same vector units as "
-           "everything else)" if cpu else "")
-    if not references:
-        facts["outcome"] = "nothing to show"
-        return Prose(f"{live} has no tensor cores{why}, so this cell measured nothing here; and no reference GPU "
-                     "run of the tensor-core sweep ships with this edition of the book yet, so there is no figure "
-                     "either. On a GPU runtime (Colab's, for one) the cell measures TF32, FP16 and BF16 matmuls; the "
-                     "spec sheets above say by how much they should beat FP32 general math.", facts)
-    facts["outcome"] = "reference only"
-    parts = [Prose(f"{live} has no tensor cores{why}, so this cell measured nothing here; "
-                   "[the tensor-core figure](#fig-tensor-cores) shows the reference GPU's run instead.", facts)]
-    for run in references:
-        t = f"{w.reference_intro(run)}, " + _tensor_summary(run, _by_name(fp32_references, run),
-                                                              "grey in the float32 figure")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": {n: c["best"] for n, c, _, _ in _tensor_kinds(run)}}))
-    return paragraphs(*parts)
+            facts["outcome"] = "nothing to show"
+            return Prose(f"{device} has no tensor cores{why}, so this cell measured nothing here; and no reference "
+                         "GPU run of the tensor-core sweep ships with this edition of the book yet, so there is no "
+                         "figure either. On a GPU runtime (Colab's, for one) the cell measures TF32, FP16 and BF16 "
+                         "matmuls; the spec sheets above say by how much they should beat FP32 general math.", facts)
+        facts["outcome"] = "reference only"
+        text = (f"{device} has no tensor cores{why}, so this cell measured nothing here; "
+                "[the tensor-core figure](#fig-tensor-cores) shows the reference GPU's run instead.")
+    return with_references(Prose(text, facts), references, "the tensor-core sweep",
+                           lambda run: _reference_tensor(run, fp32_references))
+
+
+def _reference_tensor(run, fp32_references) -> Prose:
+    """A reference run's tensor-core sweep against the FP32 sweep of the same device."""
+    t = f"{w.reference_intro(run)}, " + _tensor_summary(run, _by_name(fp32_references, run),
+                                                          "grey in the float32 figure")
+    return Prose(t, {f"reference {w.device_of(run)}": {n: c["best"] for n, c, _, _ in _tensor_kinds(run)}})
 
 
 # --- MFU against the batch ----------------------------------------------------------------
@@ -391,20 +387,20 @@ def mfu(result, references=()) -> Prose:
             " PyTorch's own matmul library can be faster than NumPy's." if w.is_cpu(result) else "")
     elif c["best"] >= HALF:
         text += f" At its best the layer is close to compute-bound: {w.percent(c['best'])} of the {kind}."
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(w.no_reference("this sweep"), {"references": 0}))
-    for run in references:
-        r = _mfu_facts(run)["curve"]
-        t = (f"{w.reference_intro(run)}, the same layer ran at {w.percent(r['first'])} MFU at batch "
-             f"{w.number(r['first_x'])} and {w.percent(r['best'])} at its best batch, {w.number(r['best_x'])}; it "
-             f"first reached half its best MFU at batch {w.number(r['half_x'])}, "
-             + (f"this run at batch {w.number(c['half_x'])}." if r["half_x"] != c["half_x"] else "as did this run."))
-        if r["half_x"] > c["half_x"]:
-            t += (" A GPU's peak is so much higher that it takes far more rows before the arithmetic, rather "
-                  "than the weights' trip from memory and the launch, sets the time.")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": r["best"]}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this sweep", lambda run: _reference_mfu(run, c))
+
+
+def _reference_mfu(run, c: dict) -> Prose:
+    """A reference run's MFU curve against this run's (``c``)."""
+    r = _mfu_facts(run)["curve"]
+    t = (f"{w.reference_intro(run)}, the same layer ran at {w.percent(r['first'])} MFU at batch "
+         f"{w.number(r['first_x'])} and {w.percent(r['best'])} at its best batch, {w.number(r['best_x'])}; it "
+         f"first reached half its best MFU at batch {w.number(r['half_x'])}, "
+         + (f"this run at batch {w.number(c['half_x'])}." if r["half_x"] != c["half_x"] else "as did this run."))
+    if r["half_x"] > c["half_x"]:
+        t += (" A GPU's peak is so much higher that it takes far more rows before the arithmetic, rather "
+              "than the weights' trip from memory and the launch, sets the time.")
+    return Prose(t, {f"reference {w.device_of(run)}": r["best"]})
 
 
 # --- elementwise against matmul -------------------------------------------------------------
@@ -522,14 +518,15 @@ def elementwise_gap(result, references=()) -> Prose:
                   "neither arithmetic nor bandwidth limited it. Its time went to the fixed cost of a call, or to "
                   "other programs sharing the machine (Chapter 3).")
             facts["x2_outcome"] = "below both"
-    parts = [Prose(text, facts), Prose(t, {})]
-    if not references:
-        parts.append(Prose(w.no_reference("this comparison"), {"references": 0}))
-    for run in references:
-        r = _gap_facts(run)
-        s = f"{w.reference_intro(run)}, {_gap_list(r)}: the fastest matmul did {w.times(r['gap'])} the best elementwise FLOP/s"
-        s += (f", against the spec sheet's {w.number(r['spec_gap'], 2)}." if r["spec_gap"] else ".")
-        if cpu:
-            s += " There the tensor cores make the gap: separate units that do nothing but multiply matrices."
-        parts.append(Prose(s, {f"reference {w.device_of(run)}": r["gap"]}))
-    return paragraphs(*parts)
+    return with_references(paragraphs(Prose(text, facts), Prose(t, {})), references, "this comparison",
+                           lambda run: _reference_gap(run, cpu))
+
+
+def _reference_gap(run, cpu: bool) -> Prose:
+    """A reference run's rates and gap (``cpu``: this run is a CPU's, which has no such gap)."""
+    r = _gap_facts(run)
+    s = f"{w.reference_intro(run)}, {_gap_list(r)}: the fastest matmul did {w.times(r['gap'])} the best elementwise FLOP/s"
+    s += (f", against the spec sheet's {w.number(r['spec_gap'], 2)}." if r["spec_gap"] else ".")
+    if cpu:
+        s += " There the tensor cores make the gap: separate units that do nothing but multiply matrices."
+    return Prose(s, {f"reference {w.device_of(run)}": r["gap"]})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from . import Prose, paragraphs
+from . import Prose, paragraphs, with_references
 from . import words as w
 
 REGIMES = ("compute-bound", "memory-bound", "overhead-bound")
@@ -43,13 +43,6 @@ def _device(table) -> str:
 
 def _cpu(table) -> bool:
     return (table.attrs.get("backend") or _summary(table).get("backend")) == "cpu"
-
-
-def _no_reference(what: str, shown: str = "table") -> str:
-    """The sentence for a table or figure that has no reference run yet."""
-    verb = "show" if " and " in shown else "shows"
-    return (f"No reference GPU run of {what} ships with this edition of the book yet, so the {shown} "
-            f"{verb} this run alone.")
 
 
 def _pct(fraction: float) -> str:
@@ -190,20 +183,22 @@ def regimes(table, references=()) -> Prose:
                  f"Their inputs fit in the {w.size(llc)} L2 cache, which the flush before each sample empties "
                  "only partly, so some bytes came from the cache, faster than from DRAM.")
         parts.append(Prose(text, {"above_roof": above}))
-    if not references:
-        parts.append(Prose(_no_reference("this profile", "table and the figure"), {"references": 0}))
-    for run in references:
-        r = regime_facts(run)
-        t = (f"{w.reference_intro(run)}, the fixed cost of a call was {w.seconds(r['overhead'])}, "
-             f"{w.relative(r['overhead'], f['overhead'])}. {_split(r, 'There,')}, "
-             f"{r['overhead-bound']['rows']} of its {r['rows']} rows overhead-bound.")
-        if r["overhead-bound"]["share"] > f["overhead-bound"]["share"] + 0.05:
-            t += (f" More of the block is overhead-bound there than here: at its roof the GPU needs a median "
-                  f"{w.seconds(r['median_roofline'])} per row, less than the host needs to issue one call.")
-        elif r["overhead-bound"]["share"] < f["overhead-bound"]["share"] - 0.05:
-            t += " Less of the block is overhead-bound there than here."
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": {x: r[x]["share"] for x in REGIMES}}))
-    return paragraphs(*parts)
+    return with_references(paragraphs(*parts), references, "this profile", lambda run: _reference_regimes(run, f),
+                           shown="table and the figure")
+
+
+def _reference_regimes(run, f: dict) -> Prose:
+    """A reference run's fixed cost and regime split against this run's (``f``)."""
+    r = regime_facts(run)
+    t = (f"{w.reference_intro(run)}, the fixed cost of a call was {w.seconds(r['overhead'])}, "
+         f"{w.relative(r['overhead'], f['overhead'])}. {_split(r, 'There,')}, "
+         f"{r['overhead-bound']['rows']} of its {r['rows']} rows overhead-bound.")
+    if r["overhead-bound"]["share"] > f["overhead-bound"]["share"] + 0.05:
+        t += (f" More of the block is overhead-bound there than here: at its roof the GPU needs a median "
+              f"{w.seconds(r['median_roofline'])} per row, less than the host needs to issue one call.")
+    elif r["overhead-bound"]["share"] < f["overhead-bound"]["share"] - 0.05:
+        t += " Less of the block is overhead-bound there than here."
+    return Prose(t, {f"reference {w.device_of(run)}": {x: r[x]["share"] for x in REGIMES}})
 
 
 def floor(table) -> Prose:
@@ -350,19 +345,18 @@ def bert(table, references=()) -> Prose:
     facts = {k: b[k] for k in ("mm_flops", "mm_time", "norm_time", "ew_time", "norm_gap", "ew_gap",
                                 "small_bytes", "shape")}
     facts["outcome"] = b["shape"]
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(_no_reference("this profile"), {"references": 0}))
-    for run in references:
-        r = bert_facts(run)
-        t = (f"{w.reference_intro(run)}, the matmuls took {_pct(r['mm_time'])} of the time, the normalisations "
-             f"{_pct(r['norm_time'])} and the elementwise operators {_pct(r['ew_time'])}; the FLOP/s gaps were "
-             f"{_gap(r['norm_gap'])} and {_gap(r['ew_gap'])}. "
-             + {"reproduced": "It reproduces the published shape.",
-                "weaker": "The published shape is there, but weaker.",
-                "not reproduced": "It does not reproduce the published shape."}[r["shape"]])
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": r["shape"]}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this profile", _reference_bert, shown="table")
+
+
+def _reference_bert(run) -> Prose:
+    r = bert_facts(run)
+    t = (f"{w.reference_intro(run)}, the matmuls took {_pct(r['mm_time'])} of the time, the normalisations "
+         f"{_pct(r['norm_time'])} and the elementwise operators {_pct(r['ew_time'])}; the FLOP/s gaps were "
+         f"{_gap(r['norm_gap'])} and {_gap(r['ew_gap'])}. "
+         + {"reproduced": "It reproduces the published shape.",
+            "weaker": "The published shape is there, but weaker.",
+            "not reproduced": "It does not reproduce the published shape."}[r["shape"]])
+    return Prose(t, {f"reference {w.device_of(run)}": r["shape"]})
 
 
 # --- forward and backward ---------------------------------------------------------------------
@@ -421,16 +415,15 @@ def backward(table, references=()) -> Prose:
         share_outcome = "smaller"
     facts = {"flop_ratio": rf, "time_ratio": rt, "flop_outcome": flop_outcome, "time_outcome": time_outcome,
              "share_outcome": share_outcome, "fwd_other_share": a, "bwd_other_share": z}
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(_no_reference("this profile"), {"references": 0}))
-    for run in references:
-        r = backward_facts(run)
-        t = (f"{w.reference_intro(run)}, the backward pass took {w.number(r['time_ratio'])} times the forward's "
-             f"operator time for the same {w.number(r['flop_ratio'])} times the FLOPs, and the operators that "
-             f"are not matmuls took {w.percent(r['bwd_other_share'])} of the backward's time.")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": r["time_ratio"]}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this profile", _reference_backward, shown="table")
+
+
+def _reference_backward(run) -> Prose:
+    r = backward_facts(run)
+    t = (f"{w.reference_intro(run)}, the backward pass took {w.number(r['time_ratio'])} times the forward's "
+         f"operator time for the same {w.number(r['flop_ratio'])} times the FLOPs, and the operators that "
+         f"are not matmuls took {w.percent(r['bwd_other_share'])} of the backward's time.")
+    return Prose(t, {f"reference {w.device_of(run)}": r["time_ratio"]})
 
 
 # --- ResNet-18 --------------------------------------------------------------------------------
@@ -468,15 +461,16 @@ def resnet(table, references=()) -> Prose:
                  "element once and do almost no FLOPs, took the larger part of the time.")
         outcome = "less than half"
     text += " " + _where(r["regimes"])
-    parts = [Prose(text, {"outcome": outcome, "conv_time": r["conv_time"], "conv_flops": r["conv_flops"]})]
-    if not references:
-        parts.append(Prose(_no_reference("this profile", "table and the figure"), {"references": 0}))
-    for run in references:
-        q = resnet_facts(run)
-        t = (f"{w.reference_intro(run)}, the convolutions took {_pct(q['conv_time'])} of the time. "
-             f"{_split(q['regimes'], 'There,')}.")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": q["conv_time"]}))
-    return paragraphs(*parts)
+    facts = {"outcome": outcome, "conv_time": r["conv_time"], "conv_flops": r["conv_flops"]}
+    return with_references(Prose(text, facts), references, "this profile", _reference_resnet,
+                           shown="table and the figure")
+
+
+def _reference_resnet(run) -> Prose:
+    q = resnet_facts(run)
+    t = (f"{w.reference_intro(run)}, the convolutions took {_pct(q['conv_time'])} of the time. "
+         f"{_split(q['regimes'], 'There,')}.")
+    return Prose(t, {f"reference {w.device_of(run)}": q["conv_time"]})
 
 
 # --- the remedies -------------------------------------------------------------------------------
@@ -531,21 +525,20 @@ def compile_outcome(result, eval_table, references=()) -> Prose:
             text += (" The samples of one of the two spread by more than a quarter of their median: the machine "
                      "was busy, and the two times can move by more than their difference.")
         facts.update(outcome=outcome, speedup=ratio, noisy=noisy)
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(_no_reference("this comparison"), {"references": 0}))
-    for run in references:
-        r = _times(run)
-        if "torch.compile" in r:
-            ratio = r["eager"]["seconds"] / r["torch.compile"]["seconds"]
-            t = (f"{w.reference_intro(run)}, eager took {w.seconds(r['eager']['seconds'])} and compiled "
-                 f"{w.seconds(r['torch.compile']['seconds'])}, "
-                 + (f"{w.times(ratio)} as fast." if ratio > 1 + w.SAME else
-                    f"{w.times(1 / ratio)} slower." if ratio < 1 / (1 + w.SAME) else "about the same."))
-        else:
-            t = f"{w.reference_intro(run)}, `torch.compile` did not run."
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": r.get("torch.compile", {}).get("seconds")}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this comparison", _reference_compile, shown="table")
+
+
+def _reference_compile(run) -> Prose:
+    r = _times(run)
+    if "torch.compile" in r:
+        ratio = r["eager"]["seconds"] / r["torch.compile"]["seconds"]
+        t = (f"{w.reference_intro(run)}, eager took {w.seconds(r['eager']['seconds'])} and compiled "
+             f"{w.seconds(r['torch.compile']['seconds'])}, "
+             + (f"{w.times(ratio)} as fast." if ratio > 1 + w.SAME else
+                f"{w.times(1 / ratio)} slower." if ratio < 1 / (1 + w.SAME) else "about the same."))
+    else:
+        t = f"{w.reference_intro(run)}, `torch.compile` did not run."
+    return Prose(t, {f"reference {w.device_of(run)}": r.get("torch.compile", {}).get("seconds")})
 
 
 def batch_remedy(result, references=()) -> Prose:
@@ -584,17 +577,16 @@ def batch_remedy(result, references=()) -> Prose:
                  f"{w.number(i1)} to {w.number(i2)} FLOP/byte, and both fixed costs are now shared by more tokens.")
     facts = {"outcome": outcome, "gain": gain, "tokens_ratio": tokens,
              "overhead_ops": (small["overhead_ops"], big["overhead_ops"])}
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(_no_reference("this comparison"), {"references": 0}))
-    for run in references:
-        rr = sorted(run.records, key=lambda r: r["batch"])
-        g = rr[0]["seconds_per_token"] / rr[-1]["seconds_per_token"]
-        t = (f"{w.reference_intro(run)}, {rr[0]['overhead_ops']} of {rr[0]['ops']} rows were overhead-bound at a "
-             f"batch of {rr[0]['batch']} and {rr[-1]['overhead_ops']} of {rr[-1]['ops']} at {rr[-1]['batch']}, "
-             f"and the time per token " + (f"fell {w.times(g)}." if g > 1 + w.SAME else "did not fall."))
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": g}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this comparison", _reference_batches, shown="table")
+
+
+def _reference_batches(run) -> Prose:
+    rr = sorted(run.records, key=lambda r: r["batch"])
+    g = rr[0]["seconds_per_token"] / rr[-1]["seconds_per_token"]
+    t = (f"{w.reference_intro(run)}, {rr[0]['overhead_ops']} of {rr[0]['ops']} rows were overhead-bound at a "
+         f"batch of {rr[0]['batch']} and {rr[-1]['overhead_ops']} of {rr[-1]['ops']} at {rr[-1]['batch']}, "
+         f"and the time per token " + (f"fell {w.times(g)}." if g > 1 + w.SAME else "did not fall."))
+    return Prose(t, {f"reference {w.device_of(run)}": g})
 
 
 def precision(result, references=()) -> Prose:
@@ -638,15 +630,14 @@ def precision(result, references=()) -> Prose:
     text += f" The whole block ran {w.times(whole) + ' as fast' if whole > 1 + w.SAME else (w.times(1 / whole) + ' slower' if whole < 1 / (1 + w.SAME) else 'about as fast')}."
     facts = {"outcome": outcome, "matmul_speedup": mm, "bytes_ratio": bytes_ratio, "model_speedup": whole,
              "roofline_speedup": roof}
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(_no_reference("this comparison"), {"references": 0}))
-    for run in references:
-        a, z = run.records[0], run.records[-1]
-        r = a["matmul_seconds"] / z["matmul_seconds"]
-        t = (f"{w.reference_intro(run)}, the {z['dtype']} matmuls ran "
-             + (f"{w.times(r)} as fast as float32" if r > 1 + w.SAME else
-                f"{w.times(1 / r)} slower than float32" if r < 1 / (1 + w.SAME) else "about as fast as float32")
-             + ".")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": r}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this comparison", _reference_precision, shown="table")
+
+
+def _reference_precision(run) -> Prose:
+    a, z = run.records[0], run.records[-1]
+    r = a["matmul_seconds"] / z["matmul_seconds"]
+    t = (f"{w.reference_intro(run)}, the {z['dtype']} matmuls ran "
+         + (f"{w.times(r)} as fast as float32" if r > 1 + w.SAME else
+            f"{w.times(1 / r)} slower than float32" if r < 1 / (1 + w.SAME) else "about as fast as float32")
+         + ".")
+    return Prose(t, {f"reference {w.device_of(run)}": r})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from . import Prose, paragraphs
+from . import Prose, paragraphs, with_references
 from . import words as w
 
 CLOSE = 0.20        # a measured speed-up within 20% of the prediction is "close to" it
@@ -251,25 +251,22 @@ def kernel_speedups(kernels, references=()) -> Prose:
         why = _skipped(kernels, "cupy_fuse")
         if why:
             parts.append(Prose(f"`cupy.fuse` was skipped: {why}.", {"cupy_fuse": "skipped"}))
-    parts += _reference_speedups(references, "this sweep")
-    return paragraphs(*parts)
+    return with_references(paragraphs(*parts), references, "this sweep", _reference_speedups)
 
 
-def _reference_speedups(references, what: str) -> list:
-    if not references:
-        return [Prose(w.no_reference(what), {"references": 0})]
+def _reference_speedups(run) -> Prose:
+    """A reference run's speed-up against the prediction, a paragraph per fuser."""
     parts = []
-    for run in references:
-        for b in backends_of(run):
-            c = curve(run, b)
-            p = focus(c["points"])
-            if p is None:
-                continue
-            t = (f"{w.reference_intro(run)}, `{p['library']}` measured a speed-up of {w.number(p['speedup'])} at "
-                 f"k = {_k(p['k'])} against a prediction of {w.number(p['predicted'])}, "
-                 f"{_relation(p['speedup'], p['predicted'])} it.")
-            parts.append(Prose(t, {f"reference {w.device_of(run)} {b}": p["speedup"]}))
-    return parts
+    for b in backends_of(run):
+        c = curve(run, b)
+        p = focus(c["points"])
+        if p is None:
+            continue
+        t = (f"{w.reference_intro(run)}, `{p['library']}` measured a speed-up of {w.number(p['speedup'])} at "
+             f"k = {_k(p['k'])} against a prediction of {w.number(p['predicted'])}, "
+             f"{_relation(p['speedup'], p['predicted'])} it.")
+        parts.append(Prose(t, {f"reference {w.device_of(run)} {b}": p["speedup"]}))
+    return paragraphs(*parts)
 
 
 # --- the bend against the dotted line --------------------------------------------------------
@@ -397,19 +394,22 @@ def fusers(kernels, compiled, kernels_reference=(), compiled_reference=()) -> Pr
             bends.append(Prose(text, {f"bend {b}": facts["outcome"], f"bend {b} between": facts["between"]}))
     if bends:
         parts.append(Prose(" ".join(p.text for p in bends), {k: v for p in bends for k, v in p.facts.items()}))
-    refs = list(kernels_reference) + list(compiled_reference)
-    if not refs:
-        parts.append(Prose(w.no_reference("these sweeps"), {"references": 0}))
-    for run in refs:
-        for b in backends_of(run):
-            c = curve(run, b)
-            if not c["points"]:
-                continue
-            text, facts = _bend_sentence(c, c["points"][0]["library"], "its")
-            p = focus(c["points"])
-            t = (f"{w.reference_intro(run)}, `{p['library']}` sped the chain of {_k(p['k'])} up "
-                 f"{w.number(p['speedup'])} times (predicted: {w.number(p['predicted'])}); {text}")
-            parts.append(Prose(t, {f"reference {w.device_of(run)} {b}": facts["outcome"]}))
+    return with_references(paragraphs(*parts), list(kernels_reference) + list(compiled_reference), "these sweeps",
+                           _reference_bends)
+
+
+def _reference_bends(run) -> Prose:
+    """A reference run's speed-up and where its curve bends, a paragraph per fuser."""
+    parts = []
+    for b in backends_of(run):
+        c = curve(run, b)
+        if not c["points"]:
+            continue
+        text, facts = _bend_sentence(c, c["points"][0]["library"], "its")
+        p = focus(c["points"])
+        t = (f"{w.reference_intro(run)}, `{p['library']}` sped the chain of {_k(p['k'])} up "
+             f"{w.number(p['speedup'])} times (predicted: {w.number(p['predicted'])}); {text}")
+        parts.append(Prose(t, {f"reference {w.device_of(run)} {b}": facts["outcome"]}))
     return paragraphs(*parts)
 
 
@@ -535,20 +535,21 @@ def cos_chain(cos_run, kernels=None, references=()) -> Prose:
         parts.append(Prose(f"The cosine chain ran on {_k(cos_pts[0][3])} elements and the multiplication chain "
                            f"on {_k(mul_pts[0][3])}, which is why the figure plots time per element.",
                            {"sizes_differ": True}))
-    if not references:
-        parts.append(Prose(w.no_reference("the cosine chain"), {"references": 0}))
-    for run in references:
-        pts = _fused(run)
-        r_roof = _roof_of(run)
-        if not pts or not r_roof:
-            continue
-        rk, cost = floor_k(pts), marginal_cost(pts, r_roof)
-        t = (f"{w.reference_intro(run)}, the cosine chain "
-             + (f"left its floor at k = {_k(rk)}" if rk else f"stayed on its floor up to k = {_k(pts[-1][0])}")
-             + (f", and each extra cosine cost as long as {w.number(cost[2])} FLOPs at its "
-                f"{_roof_kind(run)} peak." if cost else ", so its cosines cost too little to see next to the traffic."))
-        parts.append(Prose(t, {f"reference {w.device_of(run)} cos cost": cost[2] if cost else None}))
-    return paragraphs(*parts)
+    return with_references(paragraphs(*parts), references, "the cosine chain", _reference_cos_chain)
+
+
+def _reference_cos_chain(run):
+    """Where a reference run's cosine chain left its floor and what a cosine cost (None: no chain or roof)."""
+    pts = _fused(run)
+    r_roof = _roof_of(run)
+    if not pts or not r_roof:
+        return None
+    rk, cost = floor_k(pts), marginal_cost(pts, r_roof)
+    t = (f"{w.reference_intro(run)}, the cosine chain "
+         + (f"left its floor at k = {_k(rk)}" if rk else f"stayed on its floor up to k = {_k(pts[-1][0])}")
+         + (f", and each extra cosine cost as long as {w.number(cost[2])} FLOPs at its "
+            f"{_roof_kind(run)} peak." if cost else ", so its cosines cost too little to see next to the traffic."))
+    return Prose(t, {f"reference {w.device_of(run)} cos cost": cost[2] if cost else None})
 
 
 # --- epilogue fusion -------------------------------------------------------------------------
@@ -658,14 +659,15 @@ def epilogue(epi, references=()) -> Prose:
             text += (f" The compiled layer ran faster than the fully fused bar ({w.times(pf / comp['seconds'])} the "
                      f"roof's speed): its inputs and part of its {w.size(m * n * 4)} output were served from the "
                      f"cache, or the {_roof_kind(epi)} roof understates this device.")
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(w.no_reference("this layer"), {"references": 0}))
-    for run in references:
-        t = {r["variant"]: r["seconds"] for r in run.records}
-        if "eager" in t and "torch.compile" in t:
-            s = t["eager"] / t["torch.compile"]
-            parts.append(Prose(f"{w.reference_intro(run)}, `torch.compile` ran the layer {w.number(s)} times as "
-                               f"fast as eager mode, launching {', '.join(f'`{k}`' for k in run.meta.get('compiled_kernels', [])) or 'kernels it did not name'}.",
-                               {f"reference {w.device_of(run)}": s}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this layer", _reference_epilogue)
+
+
+def _reference_epilogue(run):
+    """A reference run's compiled speed-up and kernels (None where it has no compiled time)."""
+    t = {r["variant"]: r["seconds"] for r in run.records}
+    if "eager" not in t or "torch.compile" not in t:
+        return None
+    s = t["eager"] / t["torch.compile"]
+    kernels = ", ".join(f"`{k}`" for k in run.meta.get("compiled_kernels", [])) or "kernels it did not name"
+    return Prose(f"{w.reference_intro(run)}, `torch.compile` ran the layer {w.number(s)} times as fast as eager mode, "
+                 f"launching {kernels}.", {f"reference {w.device_of(run)}": s})

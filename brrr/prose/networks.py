@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from . import Prose, paragraphs
+from . import Prose, with_references
 from . import words as w
 
 CLOSE = 3.0          # per cent beyond the paper's rounding: "within 3%"
@@ -500,19 +500,18 @@ def conv_measurements(result, references=()) -> Prose:
             f"the timings of the {_names(noisy)} convolution{'s were' if len(noisy) > 1 else ' was'}"
         text += (f" `brrr.bench` warned that {which} noisy (their samples spread widely, a sign of other work "
                  "on the machine), so read the order of magnitude, not the digits.")
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(w.no_reference("these four convolutions"), {"references": 0}))
-    for run in references:
-        r = conv_facts(run)
-        t = (f"{w.reference_intro(run)}, against its {'spec-sheet' if r['spec'] else 'measured'} roof, "
-             f"{_kind_list(r)}.")
-        rk = r["kinds"]
-        if "standard" in rk and "depthwise" in rk:
-            t += (f" Its depthwise layer took {w.percent(rk['depthwise']['seconds'] / rk['standard']['seconds'])} "
-                  "of the standard one's time.")
-        ref_above = [kind for kind, k in rk.items() if k["share"] > ABOVE_ROOF]
-        for kind in ref_above:
-            t += " " + _above_roof(r, kind)
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": {k: v["share"] for k, v in rk.items()}}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "these four convolutions", _reference_convs)
+
+
+def _reference_convs(run) -> Prose:
+    r = conv_facts(run)
+    t = (f"{w.reference_intro(run)}, against its {'spec-sheet' if r['spec'] else 'measured'} roof, "
+         f"{_kind_list(r)}.")
+    rk = r["kinds"]
+    if "standard" in rk and "depthwise" in rk:
+        t += (f" Its depthwise layer took {w.percent(rk['depthwise']['seconds'] / rk['standard']['seconds'])} "
+              "of the standard one's time.")
+    ref_above = [kind for kind, k in rk.items() if k["share"] > ABOVE_ROOF]
+    for kind in ref_above:
+        t += " " + _above_roof(r, kind)
+    return Prose(t, {f"reference {w.device_of(run)}": {k: v["share"] for k, v in rk.items()}})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import Prose, paragraphs
+from . import Prose, paragraphs, with_references
 from . import words as w
 
 HE_PYTHON_OPS = 32e6          # He (2022): Python runs about 32 million additions per second
@@ -57,11 +57,6 @@ def _peak_words(run, whose: str = "its") -> str:
 def _flops(value: float) -> str:
     """'3,530 FLOPs', '13.9 million FLOPs'."""
     return f"{w.number(value / 1e6)} million FLOPs" if value >= 1e6 else f"{w.number(value)} FLOPs"
-
-
-def _no_reference(what: str) -> str:
-    """For a table or a sentence, not a figure: that no reference run ships yet."""
-    return f"No reference GPU run of {what} ships with this edition of the book yet."
 
 
 # --- Python operations per second ------------------------------------------------------
@@ -114,21 +109,22 @@ def python_ops(result, references=()) -> Prose:
                  "gap millions.")
     else:
         text += f", {w.relative(meanwhile, HE_A100_MEANWHILE, 'the ten million He gives for an A100')} (He, 2022)."
-    parts = [Prose(text, {"outcome": outcome, "add_per_second": p["add_per_second"], "he_ratio": ratio,
-                          "flops_meanwhile": meanwhile})]
-    if not references:
-        parts.append(Prose(w.no_reference("this measurement"), {"references": 0}))
-    for run in references:
-        r = python_numbers(run)
-        t = (f"{w.reference_intro(run)}, the same addition took {w.seconds(r['add_seconds'])} "
-             f"({w.number(r['add_per_second'] / 1e6)} million per second, "
-             f"{w.relative(r['add_per_second'], p['add_per_second'])}). That is the speed of its host CPU: "
-             f"Python never runs on the GPU. In that time {_peak_words(run)}, {w.rate(r['peak_flops'])}, could "
-             f"have done {_flops(r['flops_meanwhile'])}")
-        t += ("." if w.is_cpu(run) else
-              f", {w.relative(r['flops_meanwhile'], HE_A100_MEANWHILE, 'the ten million He gives for an A100')}.")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": r["add_per_second"]}))
-    return paragraphs(*parts)
+    facts = {"outcome": outcome, "add_per_second": p["add_per_second"], "he_ratio": ratio,
+             "flops_meanwhile": meanwhile}
+    return with_references(Prose(text, facts), references, "this measurement", lambda run: _reference_python(run, p))
+
+
+def _reference_python(run, p: dict) -> Prose:
+    """A reference run's Python addition against this run's (``p``), and its device's FLOPs meanwhile."""
+    r = python_numbers(run)
+    t = (f"{w.reference_intro(run)}, the same addition took {w.seconds(r['add_seconds'])} "
+         f"({w.number(r['add_per_second'] / 1e6)} million per second, "
+         f"{w.relative(r['add_per_second'], p['add_per_second'])}). That is the speed of its host CPU: "
+         f"Python never runs on the GPU. In that time {_peak_words(run)}, {w.rate(r['peak_flops'])}, could "
+         f"have done {_flops(r['flops_meanwhile'])}")
+    t += ("." if w.is_cpu(run) else
+          f", {w.relative(r['flops_meanwhile'], HE_A100_MEANWHILE, 'the ten million He gives for an A100')}.")
+    return Prose(t, {f"reference {w.device_of(run)}": r["add_per_second"]})
 
 
 # --- time against size ------------------------------------------------------------------
@@ -264,29 +260,30 @@ def time_vs_size(result, references=()) -> Prose:
     outcome, sentence = _fixed_costs_compared(cs)
     if sentence:
         parts.append(Prose(sentence, {"torch_vs_numpy": outcome}))
-    if not references:
-        parts.append(Prose(w.no_reference("this sweep"), {"references": 0}))
-    for run in references:
-        rc = curves(run)
-        bits = []
-        for lib, c in rc.items():
-            bit = f"{c['name']} {_where(c['backend'])} cost {w.seconds(c['fixed'])} per call"
-            if c["doubled_at"] is not None:
-                bit += f" and its time had doubled by {_size(c['doubled_at'])} elements"
-                live = cs.get(lib)
-                if live and live["doubled_at"] and c["backend"] != live["backend"]:
-                    bit += f", {w.times(c['doubled_at'] / live['doubled_at'])} as many as here"
-            else:
-                bit += f" and stayed flat up to its largest size, {_size(c['largest'])} elements"
-            bits.append(bit)
-        t = f"{w.reference_intro(run)}, " + "; ".join(bits) + "."
-        gpu = [c for c in rc.values() if c["backend"] == "cuda"]
-        if gpu:
-            t += (" A GPU does each element so fast that a call needs hundreds of thousands of elements or more "
-                  "before its work outweighs the fixed cost of issuing it: that is why small models on big GPUs "
-                  "are so often overhead-bound.")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": {lib: c["fixed"] for lib, c in rc.items()}}))
-    return paragraphs(*parts)
+    return with_references(paragraphs(*parts), references, "this sweep", lambda run: _reference_sizes(run, cs))
+
+
+def _reference_sizes(run, cs: dict) -> Prose:
+    """A reference run's fixed cost and doubling size per library, against this run's curves ``cs``."""
+    rc = curves(run)
+    bits = []
+    for lib, c in rc.items():
+        bit = f"{c['name']} {_where(c['backend'])} cost {w.seconds(c['fixed'])} per call"
+        if c["doubled_at"] is not None:
+            bit += f" and its time had doubled by {_size(c['doubled_at'])} elements"
+            live = cs.get(lib)
+            if live and live["doubled_at"] and c["backend"] != live["backend"]:
+                bit += f", {w.times(c['doubled_at'] / live['doubled_at'])} as many as here"
+        else:
+            bit += f" and stayed flat up to its largest size, {_size(c['largest'])} elements"
+        bits.append(bit)
+    t = f"{w.reference_intro(run)}, " + "; ".join(bits) + "."
+    gpu = [c for c in rc.values() if c["backend"] == "cuda"]
+    if gpu:
+        t += (" A GPU does each element so fast that a call needs hundreds of thousands of elements or more "
+              "before its work outweighs the fixed cost of issuing it: that is why small models on big GPUs "
+              "are so often overhead-bound.")
+    return Prose(t, {f"reference {w.device_of(run)}": {lib: c["fixed"] for lib, c in rc.items()}})
 
 
 def fixed_cost(result) -> Prose:
@@ -419,20 +416,20 @@ def call_overhead(calls, sizes=None, references=()) -> Prose:
             t += (" When two pages report different per-call costs for one machine, ask which call each timed "
                   "and when: the call sets part of the difference and the moment the rest.")
             parts.append(Prose(t, {"sweep_inside_rounds": inside}))
-    if not references:
-        parts.append(Prose(_no_reference("these calls"), {"references": 0}))
-    for run in references:
-        r = _calls(run)
-        t = f"{w.reference_intro(run)}, `numpy.add(a, b, out=out)` took {w.seconds(r['numpy']['seconds'])} per call"
-        if "chapter 3" in r:
-            where = "on the GPU" if r["chapter 3"]["backend"] == "cuda" else "on the CPU"
-            t += (f", `torch.add(a, b, out=out)` {where} {w.seconds(r['chapter 3']['seconds'])} and "
-                  f"`torch.add(a, b)` {w.seconds(r['chapter 7']['seconds'])}")
-            if r["chapter 3"]["backend"] == "cuda":
-                t += (": on a GPU each includes a kernel launch, and PyTorch's CPU threads play no part, since "
-                      "the arithmetic runs on the GPU")
-        parts.append(Prose(t + ".", {f"reference {w.device_of(run)}": r["numpy"]["seconds"]}))
-    return paragraphs(*parts)
+    return with_references(paragraphs(*parts), references, "these calls", _reference_calls, shown=None)
+
+
+def _reference_calls(run) -> Prose:
+    r = _calls(run)
+    t = f"{w.reference_intro(run)}, `numpy.add(a, b, out=out)` took {w.seconds(r['numpy']['seconds'])} per call"
+    if "chapter 3" in r:
+        where = "on the GPU" if r["chapter 3"]["backend"] == "cuda" else "on the CPU"
+        t += (f", `torch.add(a, b, out=out)` {where} {w.seconds(r['chapter 3']['seconds'])} and "
+              f"`torch.add(a, b)` {w.seconds(r['chapter 7']['seconds'])}")
+        if r["chapter 3"]["backend"] == "cuda":
+            t += (": on a GPU each includes a kernel launch, and PyTorch's CPU threads play no part, since "
+                  "the arithmetic runs on the GPU")
+    return Prose(t + ".", {f"reference {w.device_of(run)}": r["numpy"]["seconds"]})
 
 
 # --- asynchronous execution --------------------------------------------------------------------
@@ -561,14 +558,13 @@ def reduce_overhead(result, references=(), sizes=None) -> Prose:
     if sizes is not None:
         torch = curves(sizes).get("torch")
         fixed = torch["fixed"] if torch else None
-    parts = []
     if g["times"]:
         outcome, text = _graph_sentence(g, "On this GPU,", fixed if sizes is not None and
                                         curves(sizes).get("torch", {}).get("backend") == "cuda" else None)
         if "torch.compile reduce-overhead" not in g["times"]:
             text += (" The `torch.compile` variant was left out of this run (quick mode, or the compiler was "
                      "missing; see the result's notes).")
-        parts.append(Prose(text, {"outcome": outcome, **{k: v for k, v in g["times"].items()}}))
+        live = Prose(text, {"outcome": outcome, **{k: v for k, v in g["times"].items()}})
     else:
         text = ("This run had no CUDA GPU, so there was nothing to capture: a CUDA graph records and replays "
                 "GPU kernel launches, and `mode=\"reduce-overhead\"` is built on it. ")
@@ -588,14 +584,18 @@ def reduce_overhead(result, references=(), sizes=None) -> Prose:
             text += (". A graph replay pays about one launch for the whole chain and then the GPU's own time "
                      "for the kernels, so it should be several times faster; the gap grows with the number of "
                      "operations.")
-        parts.append(Prose(text, facts))
-    for run in references:
-        r = graph_numbers(run)
-        if not r["times"]:
-            continue
-        o, t = _graph_sentence(r, f"{w.reference_intro(run)},")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": o}))
-    return paragraphs(*parts)
+        live = Prose(text, facts)
+    # None: the no-GPU wording above says when no reference run ships (a GPU run needs none)
+    return with_references(live, references, None, _reference_graphs)
+
+
+def _reference_graphs(run):
+    """A reference run's eager, graph and compiled times (None where it ran none)."""
+    r = graph_numbers(run)
+    if not r["times"]:
+        return None
+    o, t = _graph_sentence(r, f"{w.reference_intro(run)},")
+    return Prose(t, {f"reference {w.device_of(run)}": o})
 
 
 # --- double the batch ----------------------------------------------------------------------------
@@ -678,15 +678,16 @@ def double_the_batch(result, references=()) -> Prose:
         text += (f" After the free run had ended, a doubling looked free again (to a batch of {again}): "
                  "a single step of a timed sweep on a shared machine can be noise, or a library switching "
                  "to another kernel; read the trend, not one row.")
-    parts = [Prose(text, {"outcome": b["outcome"], "last_free": b["last_free"], "first_work": b["first_work"],
-                          "relapse": b["relapse"]})]
-    if not references:
-        parts.append(Prose(w.no_reference("this sweep"), {"references": 0}))
-    for run in references:
-        r = batch_steps(run)
-        t = _batch_sentence(r, f"{w.reference_intro(run)},")
-        if r["last_free"] and b["last_free"] and r["last_free"] > b["last_free"]:
-            t += (f" Its free run reached {w.times(r['last_free'] / b['last_free'])} as far as this run's: the same "
-                  "layers are far less work for a GPU, so it stays overhead-bound to much larger batches.")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": r["outcome"]}))
-    return paragraphs(*parts)
+    facts = {"outcome": b["outcome"], "last_free": b["last_free"], "first_work": b["first_work"],
+             "relapse": b["relapse"]}
+    return with_references(Prose(text, facts), references, "this sweep", lambda run: _reference_batch(run, b))
+
+
+def _reference_batch(run, b: dict) -> Prose:
+    """A reference run's doublings against this run's (``b``)."""
+    r = batch_steps(run)
+    t = _batch_sentence(r, f"{w.reference_intro(run)},")
+    if r["last_free"] and b["last_free"] and r["last_free"] > b["last_free"]:
+        t += (f" Its free run reached {w.times(r['last_free'] / b['last_free'])} as far as this run's: the same "
+              "layers are far less work for a GPU, so it stays overhead-bound to much larger batches.")
+    return Prose(t, {f"reference {w.device_of(run)}": r["outcome"]})

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from . import Prose, paragraphs
+from . import Prose, with_references
 from . import words as w
 
 ESTIMATE = 4 / 3     # a step with one extra forward pass, the backward costing two forwards
@@ -202,19 +202,19 @@ def checkpoint_memory(result, references=()) -> Prose:
         text += (f" Segments stay short because one block saves {w.number(f['block_ratio'])} times its input: "
                  "a long segment brings all of that back at once while it is recomputed, and only a very deep "
                  "stack makes longer segments pay.")
-    parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(w.no_reference("this sweep"), {"references": 0}))
-    for run in references:
-        r = sweep_facts(run)
-        if r["best"] is None:
-            continue
-        t = (f"{w.reference_intro(run)}, the stack was {r['width']} wide with {r['batch']} rows per batch; one block "
-             f"kept {w.number(r['block_ratio'])} times its input, so the modelled peak was lowest at segments of "
-             f"{r['best']}")
-        t += (f", {w.times(r['memory_factor'])} less than without checkpointing." if "memory_factor" in r else ".")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": r["best"]}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this sweep", _reference_memory)
+
+
+def _reference_memory(run):
+    """A reference run's stack and best segment length (None where it checkpointed none)."""
+    r = sweep_facts(run)
+    if r["best"] is None:
+        return None
+    t = (f"{w.reference_intro(run)}, the stack was {r['width']} wide with {r['batch']} rows per batch; one block "
+         f"kept {w.number(r['block_ratio'])} times its input, so the modelled peak was lowest at segments of "
+         f"{r['best']}")
+    t += (f", {w.times(r['memory_factor'])} less than without checkpointing." if "memory_factor" in r else ".")
+    return Prose(t, {f"reference {w.device_of(run)}": r["best"]})
 
 
 def _time_outcome(ratio: float) -> str:
@@ -322,14 +322,17 @@ def checkpoint_time(result, references=()) -> Prose:
         text += (f" The samples spread widely (an interquartile range up to {w.percent(f['spread'])} of the "
                  "median), most likely because other programs were competing for this machine: the memory "
                  "panel is exact, the time panel is rough.")
-    parts = [Prose(text, facts)]   # (a missing reference is said once, under the memory panel)
-    for run in references:
-        r = sweep_facts(run)
-        if r["best"] is None or "time_ratio" not in r:
-            continue
-        o, t = _time_sentence(r, f"{w.reference_intro(run)},", explain=False)
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": o}))
-    return paragraphs(*parts)
+    # None: a missing reference is said once, under the memory panel
+    return with_references(Prose(text, facts), references, None, _reference_time)
+
+
+def _reference_time(run):
+    """What checkpointing cost a reference run (None where it has no baseline)."""
+    r = sweep_facts(run)
+    if r["best"] is None or "time_ratio" not in r:
+        return None
+    o, t = _time_sentence(r, f"{w.reference_intro(run)},", explain=False)
+    return Prose(t, {f"reference {w.device_of(run)}": o})
 
 
 # --- the allocator's peak: the one independent check -------------------------------------
@@ -377,7 +380,6 @@ def allocator_peak(result, references=()) -> Prose:
     if f["allocator"] and f["best"] is not None:
         fa, text = _allocator_sentence(f, f"On this GPU ({link}),")
         facts.update(fa)
-        parts = [Prose(text, facts)]
     else:
         text = (f"{f['device']} is a CPU, and PyTorch keeps no peak counter for CPU memory, so on this run nothing "
                 "measures the peak independently: the dashed line of [the checkpointing figure](#fig-checkpoint) "
@@ -390,14 +392,17 @@ def allocator_peak(result, references=()) -> Prose:
         else:
             text += (" No reference GPU run of this sweep ships with this edition of the book yet, so this page "
                      "has no allocator measurement to set against the model, and no figure of one.")
-        parts = [Prose(text, facts)]
-    for run in gpu_refs:
-        r = sweep_facts(run)
-        if r["best"] is None:
-            continue
-        fr, t = _allocator_sentence(r, f"{w.reference_intro(run)},")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": fr}))
-    return paragraphs(*parts)
+    # None: the text above already says when no reference GPU run ships
+    return with_references(Prose(text, facts), gpu_refs, None, _reference_allocator)
+
+
+def _reference_allocator(run):
+    """A reference GPU run's allocator peak against its model (None where it checkpointed none)."""
+    r = sweep_facts(run)
+    if r["best"] is None:
+        return None
+    fr, t = _allocator_sentence(r, f"{w.reference_intro(run)},")
+    return Prose(t, {f"reference {w.device_of(run)}": fr})
 
 
 # --- recomputation inside torch.compile ---------------------------------------------------
@@ -461,7 +466,6 @@ def compiled(result, references=()) -> Prose:
                 " On a CPU, Inductor writes C++ and needs a working C++ compiler; on a GPU it writes Triton kernels. "
                 "The reference runs below show what the compiler does where it runs.")
         facts["outcome"] = "no compiler"
-        parts = [Prose(text, facts)]
     else:
         ratio, as_predicted, text = _memory_sentence(c)
         facts.update(memory_ratio=ratio, as_predicted=as_predicted)
@@ -509,21 +513,20 @@ def compiled(result, references=()) -> Prose:
                      (f"this chain's arrays ({_bytes(c['n'] * 4)} each) fit in the cache, so eager mode's extra "
                       "passes over them are cheap, and the compiled code does not win them back."
                       if fits else "the compiled kernels are slower than eager's library kernels on this device."))
-        parts = [Prose(text, facts)]
-    if not references:
-        parts.append(Prose(w.no_reference("this comparison"), {"references": 0}))
-    for run in references:
-        r = chain_facts(run)
-        if "compiled (recompute)" not in r["rows"] or "eager" not in r["rows"]:
-            parts.append(Prose(f"{w.reference_intro(run)}, `torch.compile` did not run ({_compile_failed(r)}).", {}))
-            continue
-        ratio, _, _ = _memory_sentence(r)
-        rr = r["rows"]
-        t = (f"{w.reference_intro(run)}, the recomputing chain kept {w.times(ratio)} fewer bytes than eager mode")
-        if "compiled (save all)" in rr:
-            t += (f", and took {w.number(rr['compiled (recompute)']['min'] / rr['compiled (save all)']['min'])} times "
-                  "as long as the compiled chain that saves everything")
-        t += (f"; eager mode took {w.number(rr['eager']['min'] / rr['compiled (recompute)']['min'])} times as long "
-              "as the recomputing chain.")
-        parts.append(Prose(t, {f"reference {w.device_of(run)}": ratio}))
-    return paragraphs(*parts)
+    return with_references(Prose(text, facts), references, "this comparison", _reference_chain)
+
+
+def _reference_chain(run) -> Prose:
+    """What recomputation saved and cost in a reference run, or that its compiler did not run."""
+    r = chain_facts(run)
+    if "compiled (recompute)" not in r["rows"] or "eager" not in r["rows"]:
+        return Prose(f"{w.reference_intro(run)}, `torch.compile` did not run ({_compile_failed(r)}).", {})
+    ratio, _, _ = _memory_sentence(r)
+    rr = r["rows"]
+    t = (f"{w.reference_intro(run)}, the recomputing chain kept {w.times(ratio)} fewer bytes than eager mode")
+    if "compiled (save all)" in rr:
+        t += (f", and took {w.number(rr['compiled (recompute)']['min'] / rr['compiled (save all)']['min'])} times "
+              "as long as the compiled chain that saves everything")
+    t += (f"; eager mode took {w.number(rr['eager']['min'] / rr['compiled (recompute)']['min'])} times as long "
+          "as the recomputing chain.")
+    return Prose(t, {f"reference {w.device_of(run)}": ratio})

@@ -79,10 +79,13 @@ def date_of(result) -> str:
     return getattr(result, "meta", {}).get("date", "")[:10]
 
 
-def no_reference(what: str) -> str:
-    """The sentence for a figure that has no reference run yet."""
-    return (f"No reference GPU run of {what} ships with this edition of the book yet, so the "
-            "figure shows this run alone.")
+def no_reference(what: str, shown: str | None = "figure") -> str:
+    """The sentence for a figure that has no reference run of ``what`` yet (``shown``: what shows
+    this run alone instead, e.g. 'table and the figure'; ``None``: that no run ships, and no more)."""
+    text = f"No reference GPU run of {what} ships with this edition of the book yet"
+    if shown is None:
+        return text + "."
+    return f"{text}, so the {shown} {'show' if ' and ' in shown else 'shows'} this run alone."
 
 
 def reference_intro(run) -> str:
