@@ -129,7 +129,7 @@ def table(frame, formats: dict = None, index: bool = False):
     styled = frame.style.format(funcs, na_rep="–")
     if not index:
         styled = styled.hide(axis="index")
-    return styled.set_table_styles([{"selector": "td, th", "props": "padding: 2px 8px; font-size: 0.9em;"}])
+    return styled.set_table_styles([{"selector": "td, th", "props": "padding: 2px 6px; font-size: 0.8em;"}])
 
 
 def _skip_missing(fn):

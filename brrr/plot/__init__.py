@@ -1,0 +1,46 @@
+"""Figures from measurements: the roofline, sweeps, the repeat sweep, bandwidth and matmul vs size.
+
+Every function takes data (a :class:`brrr.Result`, a DataFrame, records, or a
+:class:`brrr.Roofline`) and an optional matplotlib ``ax``, draws, and returns
+the Figure. Nothing here measures: load a saved result and the same figure
+comes back. Units go in the axis labels; FLOP/s and bytes pick their prefix
+from the data (GFLOP/s or TFLOP/s; KiB, MiB, GiB).
+
+One idea per module, all of it re-exported here (``brrr.plot.roofline``, ``brrr.plot.bars``):
+
+- ``_base``: the style, units and axis formatters, data in, reference runs' style and
+  labels, device titles, :func:`save`;
+- ``roofline_chart``: :func:`roofline`;
+- ``sweeps``: :func:`sweep`, :func:`repeat_sweep`, :func:`bandwidth_vs_size`, :func:`matmul_vs_size`;
+- ``barchart``: :func:`bars`;
+- the chapters' own figures: ``compute`` (matmul on tensor cores), ``overhead`` (chapter 3),
+  ``fusion`` (chapter 4), ``recompute`` (chapter 5).
+
+Plot presents measurements and never imports :mod:`brrr.experiments`.
+"""
+from ._base import (BYTE_COLUMNS, LABELS, MEASURED_COLOR, REFERENCE_COLOR, REFERENCE_MARKERS,
+                    REFERENCE_SHADES, SPEC_COLOR, STYLE, device_title, flops_unit, format_bytes,
+                    format_rate, reference_label, save)
+from ._base import _style  # noqa: F401 - brrr.intensity styles its own axes with it
+from .roofline_chart import roofline
+from .sweeps import bandwidth_vs_size, matmul_vs_size, repeat_sweep, sweep
+from .barchart import bars
+from .compute import TENSOR_MATH, matmul_tensor_cores
+from .overhead import LIBRARY_MARKERS, LIBRARY_ORDER, double_the_batch, python_ops_per_second, \
+    reduce_overhead, time_vs_size
+from .fusion import FUSION_OPS, fusion_speedups, fusion_times
+from .recompute import checkpoint_peak_memory, checkpoint_sweep, compiled_recompute
+
+__all__ = [
+    # style, units and labels
+    "SPEC_COLOR", "MEASURED_COLOR", "REFERENCE_COLOR", "REFERENCE_MARKERS", "REFERENCE_SHADES", "STYLE",
+    "LABELS", "BYTE_COLUMNS", "flops_unit", "format_bytes", "format_rate", "reference_label",
+    "device_title", "save",
+    # figures
+    "roofline", "sweep", "repeat_sweep", "bandwidth_vs_size", "matmul_vs_size", "bars",
+    "TENSOR_MATH", "matmul_tensor_cores",
+    "LIBRARY_MARKERS", "LIBRARY_ORDER", "python_ops_per_second", "time_vs_size", "reduce_overhead",
+    "double_the_batch",
+    "FUSION_OPS", "fusion_speedups", "fusion_times",
+    "checkpoint_sweep", "checkpoint_peak_memory", "compiled_recompute",
+]

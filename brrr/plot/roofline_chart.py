@@ -1,0 +1,205 @@
+"""The roofline chart: FLOP/s against arithmetic intensity, its ceilings, and measurements on it."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..roofline import Roofline
+from ._base import (MEASURED_COLOR, REFERENCE_COLOR, REFERENCE_MARKERS, SPEC_COLOR, device_title, flops_unit,
+                    format_bytes, format_rate, reference_label, _device_info, _frame, _is_reference, _meta,
+                    _new_axes, _references, _style, _styled)
+
+
+def _main_label(ceilings: dict, value: float, default: str) -> str:
+    for label, v in ceilings.items():
+        if math.isclose(v, value, rel_tol=1e-9):
+            return label
+    return default
+
+
+def _points(points):
+    """(label, intensity FLOP/byte, FLOP/s, reference) for every record with FLOPs, bytes, seconds."""
+    if points is None:
+        return []
+    groups = points if isinstance(points, (list, tuple)) and points and hasattr(points[0], "records") \
+        else [points]
+    out = []
+    for group in groups:
+        ref = _is_reference(group)
+        frame = _frame(group)
+        for col in ("flops", "nbytes", "seconds"):
+            if col not in frame:
+                raise ValueError(f"points need a {col!r} field per record (FLOPs, bytes, seconds)")
+        for rec in frame.to_dict("records"):
+            if not rec["flops"] or not rec["nbytes"] or not rec["seconds"]:
+                continue  # a copy does no FLOPs: it has no place on a log FLOP/s axis
+            out.append((_point_label(rec), rec["flops"] / rec["nbytes"], rec["flops"] / rec["seconds"], ref))
+    return out
+
+
+def _point_label(rec: dict) -> str:
+    if rec.get("label"):
+        return str(rec["label"])
+    op = rec.get("op", "")
+    if op == "matmul":
+        return f"matmul n={rec.get('n', rec.get('size'))}" + (" TC" if rec.get("tensor_cores") else "")
+    if rec.get("variant"):
+        return f"{rec['variant']} x{rec.get('repeat')}"
+    return f"{op} {format_bytes(rec['nbytes'])}".strip()
+
+
+@_styled
+def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
+             xlim=None, annotate_points=None, reference=None):
+    """Log-log roofline: FLOP/s against arithmetic intensity (FLOP/byte).
+
+    Parameters
+    ----------
+    roof : the device's :class:`brrr.Roofline` from its spec sheet (on a CPU:
+        its measured, cached peaks), drawn solid; its other compute and memory
+        ceilings are drawn thin and labelled. ``None`` draws only the measured roof.
+    points : measurements to place on it: a Result, DataFrame or list of records
+        with ``flops``, ``nbytes`` and ``seconds`` (records without FLOPs, such as
+        a copy, are skipped), or a list of Results. Every point gets a legend
+        entry; with four points or fewer they are also labelled on the plot
+        (``annotate_points`` overrides).
+    measured : the measured roof, dashed: a Roofline or a ``measure_roofline`` Result.
+    device : a Device or its summary dict, for the title (default: from the results' meta).
+
+    reference : reference runs (from :mod:`brrr.reference`): each adds its device's
+        roof (:meth:`Roofline.of_run`: the spec sheet of a known GPU) and its points,
+        grey and hollow, one legend entry per device.
+
+    Results marked ``reference`` (shipped with the book) are drawn grey and
+    hollow, and say "reference" in the legend and title.
+    """
+    refs = _references(reference)
+    measured_result = None
+    if measured is not None and not isinstance(measured, Roofline):
+        measured_result, measured = measured, Roofline.from_measurements(measured)
+    if roof is not None and not isinstance(roof, Roofline):
+        raise TypeError(f"roof must be a brrr.Roofline, got {type(roof).__name__}")
+    if roof is None and measured is None:
+        raise ValueError("roofline() needs a roof, a measured roof, or both")
+    pts = _points(points)
+    groups = points if isinstance(points, (list, tuple)) else [points]
+    info = _device_info(measured_result, *groups, device=device)
+    ref_roofs = [_roof_of(run) for run in refs]
+    ref_pts = [[p for p in _points(run)] for run in refs]
+    roofs = [r for r in (roof, measured) if r is not None] + ref_roofs
+    ridges = [r.ridge for r in roofs]
+    if xlim is None:
+        ais = [p[1] for p in pts] + [p[1] for group in ref_pts for p in group] + ridges
+        lo = min(min(ais) / 4, min(ridges) / 64)
+        hi = max(max(ais) * 4, max(ridges) * 64)
+        xlim = (2.0 ** math.floor(math.log2(lo)), 2.0 ** math.ceil(math.log2(hi)))
+    every = pts + [p for group in ref_pts for p in group]
+    top = max([r.peak_flops for r in roofs] + [max(r.compute_ceilings.values(), default=0) for r in roofs]
+              + [p[2] for p in every])
+    unit, scale = flops_unit(top)
+    bottom = min([xlim[0] * r.peak_bandwidth for r in roofs] + [p[2] for p in every]) / 2
+    own_figure = ax is None
+    fig, ax = _new_axes(ax, figsize=(8.0, 6.4))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*xlim)
+    ax.set_ylim(bottom / scale, top / scale * 3)
+    ai = np.logspace(math.log10(xlim[0]), math.log10(xlim[1]), 400)
+
+    def along(r, fraction):
+        """An intensity a given fraction of the way (log scale) from the left edge to r's ridge."""
+        return xlim[0] * (r.ridge / xlim[0]) ** fraction
+
+    def draw(r, style, color, tag, spec):
+        ax.plot(ai, r.attainable(ai) / scale, linestyle=style, color=color, linewidth=2,
+                label=f"{tag}: {format_rate(r.peak_flops)}, {format_rate(r.peak_bandwidth, 'B/s')}")
+        distinct = lambda v, main: not 0.87 < v / main < 1.15  # noqa: E731 - near-equal ceilings add clutter
+        widest = max([r.peak_bandwidth, *r.memory_ceilings.values()])
+        merged = {}
+        for label, value in r.compute_ceilings.items():  # FP16 and BF16 often share a rate: one line
+            merged.setdefault(value, []).append(label)
+        for value, labels in merged.items():
+            label = " / ".join(labels) if len(labels) < 2 or not all(" " in x for x in labels) else \
+                " / ".join(x.split(" ", 1)[0] for x in labels) + " " + labels[0].split(" ", 1)[1]
+            if not distinct(value, r.peak_flops):
+                continue
+            y = np.minimum(value, ai * (r.peak_bandwidth if value < r.peak_flops else widest))
+            ax.plot(ai, y / scale, linestyle=style, color=color, linewidth=0.8, alpha=0.6)
+            x_text = xlim[1] if spec else max(value / r.peak_bandwidth * 1.3, xlim[0])
+            ax.annotate(f"{label} {format_rate(value)}", (x_text, value / scale), fontsize=7, color=color,
+                        ha="right" if spec else "left", va="bottom", xytext=(-2 if spec else 2, 1),
+                        textcoords="offset points")
+        for label, bw in r.memory_ceilings.items():
+            if not distinct(bw, r.peak_bandwidth):
+                continue
+            ax.plot(ai, np.minimum(ai * bw, r.peak_flops) / scale, linestyle=style, color=color,
+                    linewidth=0.8, alpha=0.6)
+        main_c = _main_label(r.compute_ceilings, r.peak_flops, "peak")
+        x_text = xlim[1] if spec else r.ridge * 1.3
+        ax.annotate(f"{main_c} {format_rate(r.peak_flops)}", (x_text, r.peak_flops / scale),
+                    fontsize=7.5, color=color, ha="right" if spec else "left", va="bottom",
+                    xytext=(-2 if spec else 2, 2), textcoords="offset points", fontweight="bold")
+        main_m = _main_label(r.memory_ceilings, r.peak_bandwidth, "bandwidth")
+        x0 = along(r, 0.6 if spec else 0.35)
+        ax.annotate(f"{main_m} {format_rate(r.peak_bandwidth, 'B/s')}", (x0, x0 * r.peak_bandwidth / scale),
+                    fontsize=7.5, color=color, fontweight="bold", textcoords="offset points",
+                    ha="right" if spec else "left", va="bottom" if spec else "top",
+                    xytext=(-4, 4) if spec else (6, -4))
+        ax.plot([r.ridge, r.ridge], [bottom / scale, r.peak_flops / scale], color=color, linestyle=":",
+                linewidth=1)
+        ax.annotate(f"ridge {r.ridge:.3g} FLOP/byte", (r.ridge, bottom / scale), fontsize=7, color=color,
+                    rotation=90, ha="right", va="bottom", xytext=(-2, 3), textcoords="offset points")
+
+    if roof is not None:
+        cpu_peaks = info.get("backend") == "cpu" and roof.name in ("", info.get("name"))
+        if cpu_peaks:
+            tag = f"{info.get('name', 'this CPU')} measured roof (measured once, cached)"
+        elif roof.name.endswith(("spec sheet", "measured roof")):
+            tag = roof.name
+        else:
+            tag = "spec sheet" + (f" ({roof.name})" if roof.name and roof.name != info.get("name") else "")
+        draw(roof, "-", SPEC_COLOR, tag, spec=True)
+    for run, r in zip(refs, ref_roofs):
+        draw(r, "-", REFERENCE_COLOR, f"{r.name} ({reference_label(run).split(', ', 1)[1]})", spec=True)
+    if measured is not None:
+        ref = measured_result is not None and _is_reference(measured_result)
+        draw(measured, "--", REFERENCE_COLOR if ref else MEASURED_COLOR,
+             "measured roof" + (" (reference)" if ref else ""), spec=roof is None)
+    markers = "osD^vP*X<>"
+    annotate = len(pts) <= 4 if annotate_points is None else annotate_points
+    for i, (label, x, y, ref) in enumerate(pts):
+        color = REFERENCE_COLOR if ref else f"C{i % 10}"
+        ax.plot([x], [y / scale], marker=markers[i % 9], linestyle="none", markersize=6,
+                color=color, markerfacecolor="none" if ref else color,
+                label=label + (" (reference)" if ref else ""))
+        if annotate:
+            ax.annotate(label, (x, y / scale), fontsize=7, xytext=(5, -3), textcoords="offset points",
+                        color="0.3", va="top")
+    for j, (run, group) in enumerate(zip(refs, ref_pts)):
+        if group:
+            ax.plot([p[1] for p in group], [p[2] / scale for p in group], linestyle="none", markersize=6,
+                    marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)], color=REFERENCE_COLOR,
+                    markerfacecolor="none", label=f"measurements ({reference_label(run)})")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel(f"attainable throughput ({unit})")
+    ax.set_title(title or device_title("Roofline", measured_result, *groups, device=device))
+    if own_figure:   # below the chart, so the chart keeps the page's width
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", frameon=False,
+                   ncol=2 if len(pts) + len(refs) > 3 else 1, fontsize=7)
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+                  ncol=1 if len(pts) < 14 else 2)
+    _style(ax)
+    return fig
+
+
+def _roof_of(run):
+    """The roof a reference run is judged against: its spec sheet, its measured roof, or
+    (for runs that measured no roof, e.g. a profile) the peaks saved with its device."""
+    try:
+        return Roofline.of_run(run)
+    except ValueError:
+        roof = Roofline.from_summary(_meta(run).get("device") or {})
+        roof.name = f"{roof.name} peaks"
+        return roof

@@ -1,0 +1,233 @@
+"""Sweeps: one column against another (:func:`sweep`), the pointwise-repeat sweep's three
+panels, and the two sweeps over size, copy bandwidth and square-matmul FLOP/s."""
+from __future__ import annotations
+
+from ._base import (BYTE_COLUMNS, LABELS, REFERENCE_COLOR, SPEC_COLOR, device_title, flops_unit, format_bytes,
+                    format_rate, reference_label, _bytes_axis, _frame, _is_reference, _live_label, _log_axis,
+                    _meta, _new_axes, _percent_axis, _power2_axis, _references, _Reframed, _seconds_axis,
+                    _series_style, _style, _styled)
+
+
+@_styled
+def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylabel=None,
+          title=None, marker="o", reference=None):
+    """Line plot of column ``y`` against ``x``, one line per value of ``hue``.
+
+    ``data`` is a Result, DataFrame or list of records. Byte columns get
+    KiB/MiB/GiB ticks and a 'seconds' axis gets us/ms/s ticks. ``reference``
+    (Results from :mod:`brrr.reference`) adds the same columns of each reference
+    run, grey, dashed and hollow, its device and date in the legend; the live
+    series then say 'this run'.
+    """
+    frame = _frame(data)
+    refs = _references(reference)
+    for name, col in (("x", x), ("y", y)) + ((("hue", hue),) if hue else ()):
+        if col not in frame:
+            raise ValueError(f"{name}={col!r} is not a column; the data has {list(frame.columns)}")
+    fig, ax = _new_axes(ax)
+    series = [(data, frame, _is_reference(data))] + [(run, _frame(run), True) for run in refs]
+    for j, (run, part_frame, ref) in enumerate(series):
+        if part_frame.empty or x not in part_frame or y not in part_frame:
+            continue
+        groups = part_frame.groupby(hue, sort=False) if hue and hue in part_frame else [(None, part_frame)]
+        who = reference_label(run) if ref else (_live_label(data) if refs else None)
+        for i, (key, part) in enumerate(groups):
+            part = part.sort_values(x)
+            label = None if key is None else f"{hue}={key}" if not isinstance(key, str) else key
+            if who:
+                label = f"{label} ({who})" if label else who
+            style = _series_style(j - (0 if _is_reference(data) else 1) if ref else i, ref, marker)
+            if ref and hue:
+                style["alpha"] = 0.5 + 0.5 * (i + 1) / len(groups)
+            ax.plot(part[x], part[y], markersize=4, label=label, **style)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    if x in BYTE_COLUMNS and logx:
+        _bytes_axis(ax.xaxis)
+    if x in ("n", "repeat", "batch") and logx:
+        _power2_axis(ax.xaxis)
+    if y == "seconds":
+        _seconds_axis(ax.yaxis)
+    elif y == "mfu":
+        _percent_axis(ax.yaxis)
+    elif logy:
+        _log_axis(ax.yaxis)
+    ax.set_xlabel(xlabel or LABELS.get(x, x) + (" (bytes)" if x in BYTE_COLUMNS else ""))
+    ax.set_ylabel(ylabel or LABELS.get(y, y))
+    ax.set_title(title or device_title(getattr(data, "name", "") or f"{y} vs {x}", data))
+    if hue or refs or _is_reference(data):
+        ax.legend(frameon=False, fontsize=7)
+    _style(ax)
+    return fig
+
+
+# --- the pointwise-repeat sweep ------------------------------------------------------------
+
+@_styled
+def repeat_sweep(result, axes=None, title=None, reference=None):
+    """Three panels against ``repeat``: runtime, achieved FLOP/s and achieved bandwidth.
+
+    One line per variant (fused, eager). The roofline-predicted knee (where the
+    fused chain's intensity meets the ridge, ``meta['predicted_knee']``) is a
+    dotted vertical line, the knee read off the fused runtimes
+    (``meta['measured_knee']``) a dash-dotted one. ``reference`` runs of the same
+    sweep are drawn grey, with their predicted knee in grey.
+    """
+    refs = _references(reference)
+    runs = [(result, _is_reference(result))] + [(run, True) for run in refs]
+    frames = [_frame(run) for run, _ in runs]
+    for col in ("repeat", "seconds", "flops", "nbytes"):
+        if col not in frames[0]:
+            raise ValueError(f"repeat_sweep needs a {col!r} column (from pointwise_repeat_sweep)")
+    legend_ax = None
+    if axes is None:   # a 2 x 2 grid: three panels and the legend, readable at the page's width
+        import matplotlib.pyplot as plt
+        fig, grid = plt.subplots(2, 2, figsize=(9.0, 7.5), layout="constrained")
+        axes, legend_ax = [grid[0, 0], grid[0, 1], grid[1, 0]], grid[1, 1]
+    else:
+        axes = list(axes)
+        if len(axes) != 3:
+            raise ValueError(f"axes must be three matplotlib axes, got {len(axes)}")
+        fig = axes[0].figure
+    top = max(float((f["flops"] / f["seconds"]).max()) for f in frames if len(f))
+    unit, scale = flops_unit(top)
+    panels = ((lambda f: f["seconds"], "runtime per call"),
+              (lambda f: f["flops"] / f["seconds"] / scale, f"achieved throughput ({unit})"),
+              (lambda f: f["nbytes"] / f["seconds"] / 1e9, "achieved bandwidth (GB/s)"))
+    for ax, (fn, ylabel) in zip(axes, panels):
+        for j, ((run, ref), frame) in enumerate(zip(runs, frames)):
+            variants = list(dict.fromkeys(frame["variant"])) if "variant" in frame else [None]
+            who = reference_label(run) if ref else (_live_label(run) if refs else "")
+            for i, variant in enumerate(variants):
+                part = frame if variant is None else frame[frame["variant"] == variant]
+                part = part.sort_values("repeat")
+                label = f"{variant or 'measured'}" + (f" ({who})" if who else "")
+                style = _series_style(j - (0 if _is_reference(result) else 1) if ref else i, ref)
+                if ref:
+                    style["linestyle"] = "--" if variant != "eager" else ":"
+                ax.plot(part["repeat"], fn(part), markersize=4, label=label, **style)
+            meta = _meta(run)
+            predicted = meta.get("predicted_knee")
+            if predicted:
+                ax.axvline(predicted, color=REFERENCE_COLOR if ref else "0.3", linestyle=":", linewidth=1.2,
+                           label=f"roofline knee ({predicted:.3g}{', ' + who if ref else ''})")
+            knee = meta.get("measured_knee") if "measured_knee" in meta else None
+            if knee and not ref:
+                ax.axvline(knee, color="tab:red", linestyle="-.", linewidth=1.2,
+                           label=f"measured knee ({knee:.3g})")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        _power2_axis(ax.xaxis)
+        ax.set_xlabel(LABELS["repeat"])
+        ax.set_ylabel(ylabel)
+        _style(ax)
+    _seconds_axis(axes[0].yaxis)
+    _log_axis(axes[1].yaxis)
+    _log_axis(axes[2].yaxis)
+    axes[0].set_title("runtime")
+    axes[1].set_title("FLOP/s")
+    axes[2].set_title("memory bandwidth")
+    handles, labels = axes[0].get_legend_handles_labels()
+    if legend_ax is not None:
+        legend_ax.axis("off")
+        legend_ax.legend(handles, labels, loc="center", frameon=False, fontsize=8)
+    else:
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)), frameon=False,
+                   fontsize=7)
+    meta = _meta(result)
+    frame = frames[0]
+    n = meta.get("n") or (int(frame["n"].iloc[0]) if "n" in frame else None)
+    what = f"x = x * 2, repeated ({n:,} {meta.get('dtype', '')} elements)" if n else "x = x * 2, repeated"
+    fig.suptitle(title or device_title(what, result))
+    return fig
+
+
+# --- bandwidth and matmul against size -----------------------------------------------------
+
+@_styled
+def bandwidth_vs_size(result, ax=None, title=None, reference=None):
+    """Copy bandwidth (GB/s) against working set (bytes), with the cache sizes marked.
+
+    Dotted vertical lines mark each cache level of the live device from
+    ``meta['caches']``; a dashed horizontal line marks each device's DRAM peak
+    (spec on a GPU, measured on a CPU) from ``meta['device']``. ``reference``
+    runs are drawn grey; with them the bandwidth axis is logarithmic, since a
+    CPU and a GPU differ a hundredfold.
+    """
+    frame = _frame(result)
+    refs = _references(reference)
+    x = "working_set" if "working_set" in frame else "nbytes"
+    fig = sweep(result, x, "gbps", hue=None, logx=True, logy=bool(refs), ax=ax, reference=refs,
+                ylabel="copy bandwidth (GB/s)", xlabel="working set (bytes, source + destination)")
+    ax = fig.axes[0] if ax is None else ax
+    meta = _meta(result)
+    lo, hi = frame[x].min(), frame[x].max()
+    for i, (level, size) in enumerate(sorted((meta.get("caches") or {}).items(), key=lambda kv: kv[1])):
+        if lo / 2 <= size <= hi * 2:
+            ax.axvline(size, color="0.45", linestyle=":", linewidth=1)
+            ax.annotate(f"{level} {format_bytes(size)}", (size, 0.0), xycoords=("data", "axes fraction"),
+                        fontsize=7, rotation=90, ha="right", va="bottom", color="0.35", xytext=(-2, 3),
+                        textcoords="offset points")
+    for run, ref in [(result, _is_reference(result))] + [(r, True) for r in refs]:
+        dev = _meta(run).get("device") or {}
+        if dev.get("peak_bandwidth"):
+            kind = "measured" if dev.get("backend") == "cpu" else "spec"
+            who = f"{dev.get('name', '')}: " if refs else ""
+            ax.axhline(dev["peak_bandwidth"] / 1e9, color=REFERENCE_COLOR if ref else SPEC_COLOR,
+                       linestyle="--", linewidth=1,
+                       label=f"{who}DRAM peak, {kind} ({format_rate(dev['peak_bandwidth'], 'B/s')})")
+    ax.legend(frameon=False, loc="best", fontsize=7)
+    if not refs:
+        ax.set_ylim(bottom=0)
+    ax.set_title(title or device_title("Copy bandwidth vs working set", result))
+    return fig
+
+
+@_styled
+def matmul_vs_size(result, ax=None, title=None, fraction=False, reference=None):
+    """Square-matmul FLOP/s against n, with the device's peak for that dtype as a dashed line.
+
+    ``fraction=True`` plots the fraction of peak (MFU-style) instead of FLOP/s.
+    ``reference`` runs of the same sweep are drawn grey with their own peak line.
+    """
+    refs = _references(reference)
+
+    def prepared(run):
+        frame = _frame(run).copy()
+        if "flops" not in frame or "seconds" not in frame:
+            raise ValueError("matmul_vs_size needs 'flops' and 'seconds' columns (from matmul_vs_size)")
+        frame["flops_per_s"] = frame["flops"] / frame["seconds"]
+        return frame
+
+    frames = [prepared(result)] + [prepared(run) for run in refs]
+    peaks = [float(f["peak_flops"].max()) if "peak_flops" in f else None for f in frames]
+    if fraction and any(p is None for p in peaks):
+        raise ValueError("fraction=True needs a 'peak_flops' column")
+    top = max(max(f["flops_per_s"].max() for f in frames), max((p or 0) for p in peaks))
+    unit, scale = flops_unit(top)
+    for f in frames:
+        f["rate"] = f["flops_per_s"] / f["peak_flops"] if fraction else f["flops_per_s"] / scale
+    hue = "dtype" if "dtype" in frames[0] and any(f["dtype"].nunique() > 1 for f in frames) else None
+    x = "n" if "n" in frames[0] else "size"
+    fig = sweep(_Reframed(frames[0], result), x, "rate", hue=hue, logx=True, logy=True, ax=ax,
+                reference=[_Reframed(f, run) for f, run in zip(frames[1:], refs)],
+                xlabel="matrix size n (n x n times n x n)",
+                ylabel="fraction of peak" if fraction else f"throughput ({unit})")
+    ax = fig.axes[0] if ax is None else ax
+    if fraction:
+        ax.axhline(1.0, color=SPEC_COLOR, linestyle="--", linewidth=1)
+    else:
+        for run, peak, ref in zip([result, *refs], peaks, [_is_reference(result)] + [True] * len(refs)):
+            if not peak:
+                continue
+            dev = _meta(run).get("device") or {}
+            kind = "measured" if dev.get("backend") == "cpu" else "spec"
+            who = f"{dev.get('name', '')}: " if refs else ""
+            ax.axhline(peak / scale, color=REFERENCE_COLOR if ref else SPEC_COLOR, linestyle="--",
+                       linewidth=1, label=f"{who}peak, {kind} ({peak / scale:.3g} {unit})")
+        ax.legend(frameon=False, loc="best", fontsize=7)
+    dtype = frames[0]["dtype"].iloc[0] if "dtype" in frames[0] else ""
+    ax.set_title(title or device_title(f"Matmul throughput vs size ({dtype})", result))
+    return fig
