@@ -46,6 +46,11 @@ def instructor_config() -> dict:
     config["title"] = f"{config.get('title', 'brrr')} (instructor edition, with solutions)"
     config["exclude_patterns"] = [p for p in config.get("exclude_patterns", [])
                                   if p.strip("/").split("/")[0] != "solutions"]
+    # jupyter-book resolves local extension folders against the config file's folder, and
+    # this config is written under _build/: give it absolute paths.
+    extensions = config.get("sphinx", {}).get("local_extensions") or {}
+    for name, folder in extensions.items():
+        extensions[name] = os.path.join(ROOT, folder)
     return config
 
 
