@@ -5,7 +5,8 @@ For every master ``solutions/<stem>/<stem>.ipynb`` this runs ``otter assign`` (o
 into a temporary folder and writes, under ``exercises/<stem>/``:
 
 * ``<stem>.ipynb``          the student notebook (no solutions, no hidden tests);
-* ``tests/q*.py``           its public tests (what ``grader.check`` runs);
+* ``tests/q*.py``           its public tests (what ``grader.check`` runs), and
+                            ``tests/exercise.txt`` naming the exercise they belong to;
 * ``tests.zip``             the same tests zipped, which the setup cell downloads on Colab;
 * ``<stem>-autograder.zip`` otter's autograder (public and hidden tests) for ``brrr grade``
                             (otter run) and for Gradescope.
@@ -37,6 +38,7 @@ SOLUTIONS = os.path.join(ROOT, "solutions")
 EXERCISES = os.path.join(ROOT, "exercises")
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 EXECUTABLE = {"run_autograder", "setup.sh"}
+MANIFEST = "exercise.txt"   # beside the public tests: the stem they belong to
 
 
 def otter_binary() -> str:
@@ -130,10 +132,14 @@ def build_one(stem: str, master: str, dest: str) -> None:
         if len(zips) != 1:
             raise SystemExit(f"{stem}: expected one autograder zip from otter assign, found {zips}")
 
-        os.makedirs(os.path.join(dest, "tests"), exist_ok=True)
+        shutil.rmtree(os.path.join(dest, "tests"), ignore_errors=True)
+        os.makedirs(os.path.join(dest, "tests"))
         with open(os.path.join(dest, f"{stem}.ipynb"), "wb") as f:
             f.write(normalise_notebook(os.path.join(student, f"{stem}.ipynb"), stem))
-        public = {}
+        # MANIFEST names the exercise, so brrr.grade.public_tests never uses another's tests
+        public = {MANIFEST: f"{stem}\n".encode()}
+        with open(os.path.join(dest, "tests", MANIFEST), "wb") as f:
+            f.write(public[MANIFEST])
         for path in sorted(glob.glob(os.path.join(student, "tests", "*.py"))):
             with open(path, "rb") as f:
                 public[os.path.basename(path)] = f.read()

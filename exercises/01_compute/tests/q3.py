@@ -6,6 +6,13 @@ name = "q3"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_fraction(mfu):
-    assert isinstance(mfu, float) and mfu > 0, 'mfu should be a positive float'
+def test_timing(t_mm, n_mm):
+    import brrr
+    assert isinstance(t_mm, brrr.Timing), 't_mm should be the Timing that brrr.bench returns'
+    assert t_mm.flops is not None and abs(t_mm.flops - 2 * n_mm ** 3) <= 1e-09 * 2 * n_mm ** 3, 'time matmul_call(n_mm) and pass flops=flops_mm to brrr.bench'
+
+@test_case(points=1, hidden=False)
+def test_tflops_from_your_timing(tflops_mm, t_mm, n_mm):
+    expected = 2 * n_mm ** 3 / t_mm.median / 1000000000000.0
+    assert abs(float(tflops_mm) - expected) <= 0.01 * expected, f'from your own timing, 2 n^3 / median seconds / 1e12 = {expected:.4g} TFLOP/s'
 

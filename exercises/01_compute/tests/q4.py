@@ -6,6 +6,8 @@ name = "q4"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_number(non_matmul_slowdown):
-    assert isinstance(non_matmul_slowdown, (int, float)) and non_matmul_slowdown > 1, 'a ratio greater than one: matmul FLOP/s over non-matmul FLOP/s'
+def test_format(non_matmul_slowdown, answer_tensor_cores, answer_flop_share):
+    assert float(non_matmul_slowdown) > 1, 'a ratio above one: matmul FLOP/s over non-matmul FLOP/s'
+    for answer in (answer_tensor_cores, answer_flop_share):
+        assert isinstance(answer, str) and answer.strip().lower() in ('a', 'b', 'c', 'd'), 'store the letter of your answer as a string, such as "b"'
 

@@ -6,6 +6,6 @@ name = "q1"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_pair(scale_traffic):
-    assert scale_traffic(1000, 4) == (8000, 1000), 'read 4 bytes and write 4 bytes per element'
+def test_scale(traffic_scale):
+    assert tuple((float(v) for v in traffic_scale)) == (8000000.0, 1000000.0), '(bytes, flops): 4 bytes read and 4 written per element, one multiply'
 

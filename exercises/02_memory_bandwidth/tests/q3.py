@@ -6,12 +6,15 @@ name = "q3"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_timing(t_scale):
-    import brrr
-    assert isinstance(t_scale, brrr.Timing), 't_scale should be what brrr.bench returns'
+def test_peaks_are_this_devices(peak_flops_used, peak_bandwidth_used):
+    from brrr.grade.context import grader_device, within
+    ref = grader_device()
+    assert within(peak_flops_used, ref['peak_flops'], 4), f"peak_flops_used should be this device's float32 peak in FLOP/s (near {ref['peak_flops']:.3g})"
+    assert within(peak_bandwidth_used, ref['peak_bandwidth'], 4), f"peak_bandwidth_used should be this device's peak bandwidth in bytes/s (near {ref['peak_bandwidth']:.3g})"
 
-@test_case(points=2, hidden=False)
-def test_consistent(gbps_scale, t_scale, x):
-    expected = 2 * x.nbytes / t_scale.median / 1000000000.0
-    assert abs(gbps_scale - expected) <= 0.01 * expected, f'from your own timing, 2 * x.nbytes / median / 1e9 = {expected:.4g} GB/s'
+@test_case(points=1, hidden=False)
+def test_prediction_follows_from_your_peaks(predicted_triad_seconds, nbytes_triad, flops_triad, peak_flops_used, peak_bandwidth_used):
+    expected = max(float(flops_triad) / float(peak_flops_used), float(nbytes_triad) / float(peak_bandwidth_used))
+    assert expected > 0, 'nbytes_triad and flops_triad should be positive counts'
+    assert abs(float(predicted_triad_seconds) - expected) <= 0.01 * expected, f'max(FLOPs / peak FLOP/s, bytes / peak bandwidth) from your own numbers is {expected:.4g} s'
 

@@ -6,12 +6,7 @@ name = "q5"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_timings(t_cos1, t_cos2):
-    import brrr
-    assert isinstance(t_cos1, brrr.Timing) and isinstance(t_cos2, brrr.Timing)
-
-@test_case(points=1, hidden=False)
-def test_consistent(measured_ratio_cos, t_cos1, t_cos2):
-    expected = t_cos2.median / t_cos1.median
-    assert abs(measured_ratio_cos - expected) <= 0.01 * expected
+def test_knee_from_your_peaks(knee_repeat_used, peak_flops_used, peak_bandwidth_used):
+    expected = 8 * float(peak_flops_used) / float(peak_bandwidth_used)
+    assert abs(float(knee_repeat_used) - expected) <= 0.01 * expected, 'the intensity is repeat / 8 FLOP/byte: set it equal to your ridge'
 

@@ -6,7 +6,8 @@ name = "q2"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_strings(regime_1k, regime_16m):
-    allowed = ('compute-bound', 'memory-bound', 'overhead-bound')
-    assert regime_1k in allowed and regime_16m in allowed, "use Roofline.regime's strings"
+def test_records(sweep_records, sizes, fit):
+    assert sorted((r['size'] for r in sweep_records)) == sorted(sizes), "sweep_records should be the records of time_vs_size(('torch',), sizes=sizes)"
+    assert all((r['library'] == 'torch' for r in sweep_records))
+    assert {'overhead', 'per_element', 'crossover'} <= set(fit), "fit should be fit_overhead's dict"
 

@@ -6,7 +6,10 @@ name = "q1"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_bytes(chain_bytes):
-    assert chain_bytes(1000, 3, fused=True) == 8000
-    assert chain_bytes(1000, 3, fused=False) == 24000
+def test_fused(bytes_fused_3):
+    import numbers
+
+    def exact(v, expected):
+        return isinstance(v, numbers.Real) and (not isinstance(v, bool)) and (float(v) == float(expected))
+    assert exact(bytes_fused_3, 8000), '1000 float32 elements read once and written once'
 

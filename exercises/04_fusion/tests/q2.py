@@ -6,9 +6,7 @@ name = "q2"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_values(fused_cos2):
-    import numpy as np
-    x = np.linspace(-3, 3, 101, dtype=np.float32)
-    out = np.empty_like(x)
-    assert np.allclose(fused_cos2(x, out), np.cos(np.cos(x)), rtol=1e-05, atol=1e-06)
+def test_shapes(speedup_pred, t_fused_pred_ms, ks):
+    assert isinstance(speedup_pred, dict) and sorted(speedup_pred) == sorted(ks), 'one prediction per k in ks'
+    assert isinstance(t_fused_pred_ms, dict) and sorted(t_fused_pred_ms) == sorted(ks), 'one time per k in ks'
 

@@ -6,12 +6,7 @@ name = "q3"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_timings(t_fused, t_unfused):
-    import brrr
-    assert isinstance(t_fused, brrr.Timing) and isinstance(t_unfused, brrr.Timing)
-
-@test_case(points=1, hidden=False)
-def test_consistent(speedup_cos2, t_fused, t_unfused):
-    expected = t_unfused.median / t_fused.median
-    assert abs(speedup_cos2 - expected) <= 0.01 * expected, 'unfused median over fused median'
+def test_float32(cos2_check, x_check):
+    import numpy as np
+    assert np.allclose(np.asarray(cos2_check), np.cos(np.cos(x_check)), rtol=1e-05, atol=1e-06), 'out[i] should be cos(cos(x[i]))'
 

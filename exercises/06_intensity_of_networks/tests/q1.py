@@ -6,6 +6,6 @@ name = "q1"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_standard(conv_macs):
-    assert conv_macs('standard', 256, 256, 28, 3) == 256 * 256 * 9 * 28 * 28
+def test_standard(table2):
+    assert tuple(table2['standard']) == (256 * 256 * 9 * 28 * 28, 256 * 256 * 9, 2 * 256 * 28 * 28)
 

@@ -6,8 +6,11 @@ name = "q4"
 points = None
 
 @test_case(points=1, hidden=False)
-def test_types(mi_resnet, mi_mobilenet):
-    import brrr
-    assert isinstance(mi_resnet, brrr.intensity.ModelIntensity)
-    assert isinstance(mi_mobilenet, brrr.intensity.ModelIntensity)
+def test_types(peak_flops_used, peak_bandwidth_used, t_pred, regime_pred):
+    import numbers
+    assert isinstance(peak_flops_used, numbers.Real) and peak_flops_used > 0, 'FLOP/s'
+    assert isinstance(peak_bandwidth_used, numbers.Real) and peak_bandwidth_used > 0, 'bytes/s'
+    assert set(t_pred) == set(regime_pred) == {'standard', 'pointwise', 'group', 'depthwise'}
+    assert all((isinstance(t, numbers.Real) and t > 0 for t in t_pred.values())), 'seconds'
+    assert all((r in ('compute-bound', 'memory-bound') for r in regime_pred.values()))
 

@@ -1,0 +1,146 @@
+"""Grade exercise notebooks, and set up the grader inside them.
+
+* ``public_tests(stem)`` is called by the setup cell of every student notebook. It
+  returns the folder holding the exercise's public tests, downloading them when the
+  folder is missing, as on Colab.
+* ``brrr grade EXERCISE SUBMISSION... [--out scores.csv]`` grades a batch
+  (``brrr.grade.batch``): each submission runs in its own throwaway folder and sandbox
+  (``brrr.grade.sandbox``), hands over its answers as data after every cell
+  (``brrr.grade.runner``, ``brrr.grade.answers``), and is scored by a separate process
+  with tests it never saw (``brrr.grade.score``, otter-grader's own test runner). One CSV
+  row per submission and question: submission, question, score, possible, status, reason.
+
+The one risk that remains is the one otter documents for its own grading: a notebook's
+answers are whatever its kernel hands over, so code that *computes* an answer by a trick
+(reading a value it should have measured from elsewhere) is not detected by the tests.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import io
+import os
+import sys
+import urllib.request
+import zipfile
+from typing import Optional
+
+from .batch import DEFAULT_TIMEOUT, FIELDS, grade, grade_one, prepare, summary
+from .exercise import Exercise, find_exercise, is_untouched, read_submission
+
+REPOSITORY_RAW = "https://raw.githubusercontent.com/brrr-book/brrr/main"
+TESTS_ZIP = "tests.zip"           # the public tests, zipped, beside each student notebook
+MANIFEST = "exercise.txt"         # in the tests folder and zip: the exercise they belong to
+
+
+# --- inside a student notebook --------------------------------------------------
+
+def public_tests(stem: str, tests_dir: str = "tests", url: Optional[str] = None) -> str:
+    """Path of a folder holding exercise ``stem``'s public tests, fetched if missing.
+
+    A folder counts only when its ``exercise.txt`` names ``stem`` (so a ``tests/`` folder
+    left by another exercise is never used). ``tests_dir`` is used when it holds this
+    exercise's tests (local Jupyter, a graded run); else ``<tests_dir>-<stem>`` from an
+    earlier download; else ``url`` (default: the exercise's ``tests.zip`` in the
+    repository) is downloaded into ``tests_dir`` when that does not exist yet, or into
+    ``<tests_dir>-<stem>``. (otter-grader 7 cannot fetch tests on Colab itself: its
+    ``tests_url_prefix`` works only on JupyterLite, and on Colab it needs a tests folder.)
+    """
+    if not isinstance(stem, str) or not stem.replace("_", "").isalnum():
+        raise ValueError(f"stem must be an exercise name such as '01_compute', got {stem!r}")
+    own = f"{tests_dir}-{stem}"
+    for folder in (tests_dir, own):
+        if _holds_tests_of(folder, stem):
+            return folder
+    target = own if os.path.exists(tests_dir) else tests_dir
+    url = url or f"{REPOSITORY_RAW}/exercises/{stem}/{TESTS_ZIP}"
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            data = response.read()
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (OSError, zipfile.BadZipFile) as error:
+        raise RuntimeError(
+            f"The tests for {stem} are not in {tests_dir!r} and could not be downloaded from {url} "
+            f"({error}). Download the folder exercises/{stem}/tests from the repository and put it "
+            "beside this notebook.") from error
+    names = [n for n in archive.namelist() if "/" not in n.strip("/")]
+    if MANIFEST not in names or archive.read(MANIFEST).decode().strip() != stem:
+        raise RuntimeError(f"{url} does not hold the tests of {stem}")
+    os.makedirs(target, exist_ok=True)
+    for name in names:
+        if name.endswith(".py") or name == MANIFEST:
+            with open(os.path.join(target, name), "wb") as f:
+                f.write(archive.read(name))
+    return target
+
+
+def _holds_tests_of(folder: str, stem: str) -> bool:
+    try:
+        with open(os.path.join(folder, MANIFEST), encoding="utf-8") as f:
+            named = f.read().strip()
+    except OSError:
+        return False
+    return named == stem and bool(glob.glob(os.path.join(folder, "*.py")))
+
+
+# --- the command line ------------------------------------------------------------
+
+def _print_summary(path: str, rows: list) -> None:
+    score = sum(r["score"] for r in rows)
+    possible = sum(r["possible"] for r in rows)
+    status = rows[0]["status"] if rows else "failed"
+    print(f"{path}: {score:g} / {possible:g} ({status})")
+    for r in rows:
+        print(f"  {r['question']:>6}  {r['score']:g}/{r['possible']:g}  {r['reason']}")
+    sys.stdout.flush()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="brrr grade",
+        description="Grade exercise notebooks: each submission runs in its own sandbox and is "
+                    "scored by a separate process with tests it never sees.",
+        epilog="Exit status: 0 when every submission was graded (whatever the scores; a notebook "
+               "stopped by a time limit is graded on the answers it gave before), 1 when some "
+               "could not be graded, 2 for a usage error.")
+    p.add_argument("exercise", help="exercise name (e.g. 01_compute), its exercises/ folder, "
+                                    "or an otter autograder zip")
+    p.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="notebooks to grade")
+    p.add_argument("--out", help="CSV file for the scores (one row per submission and question)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                   help=f"seconds allowed per notebook (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--cell-timeout", type=float, default=None,
+                   help="seconds one cell may run before the kernel is killed (the answers given "
+                        "before it are still graded; default: half of --timeout)")
+    p.add_argument("--isolation", default="auto", choices=("auto",) + sandbox_levels(),
+                   help="where submissions run: bubblewrap (a namespace sandbox), none (plain "
+                        "processes, for trusted work); default: the strongest available")
+    return p
+
+
+def sandbox_levels() -> tuple:
+    from .sandbox import LEVELS
+    return LEVELS
+
+
+def main(argv=None) -> int:
+    """``brrr grade``: see ``build_parser`` for the exit statuses."""
+    from . import sandbox
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        level = sandbox.level(args.isolation)
+        print(sandbox.describe(level))
+        rows = grade(args.exercise, args.submissions, out=args.out, timeout=args.timeout,
+                     cell_timeout=args.cell_timeout, isolation=level, progress=_print_summary)
+    except (ValueError, RuntimeError) as error:
+        print(f"brrr grade: error: {error}", file=sys.stderr)
+        return 2
+    counts = summary(rows)
+    print(f"{len(args.submissions)} submission(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    if args.out:
+        print(f"wrote {len(rows)} rows to {args.out}")
+    return 1 if counts["failed"] else 0
+
+
+__all__ = ["public_tests", "grade", "grade_one", "prepare", "summary", "main", "find_exercise",
+           "Exercise", "read_submission", "is_untouched", "FIELDS", "DEFAULT_TIMEOUT"]

@@ -1,0 +1,275 @@
+"""Grade a batch of submissions: one throwaway folder and process tree per submission.
+
+For each submission the grader (this process) copies the notebook and the exercise's public
+tests, nothing else, into a fresh folder; runs it there (``brrr.grade.runner``: the kernel
+sandboxed, one snapshot of answers after every cell); kills whatever it left running; then
+scores the last snapshot in a separate process (``brrr.grade.score``) with the hidden tests,
+which only ever exist in the grader's private batch folder. Scores are clamped to the points
+the exercise offers. A submission that cannot be read, hangs or crashes gets rows with a
+reason; the batch always goes on.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+from . import sandbox
+from .exercise import Exercise, find_exercise, is_untouched, read_submission
+
+FIELDS = ("submission", "question", "score", "possible", "status", "reason")
+DEFAULT_TIMEOUT = 600.0           # seconds per notebook
+SCORE_TIMEOUT = 300.0             # seconds for the scorer of one submission
+STATUSES = ("graded", "timed out", "failed")
+
+
+@dataclass
+class Batch:
+    """What every submission of one batch shares (decided once, before any submission runs)."""
+    exercise: Exercise
+    folder: str          # the grader's private folder: hidden tests, device record, runs
+    tests: str           # hidden + public tests, extracted from the autograder
+    device_record: str   # JSON file of the device peaks measured once for the batch
+    peaks_cache: str     # brrr's CPU-peaks cache from that measurement (copied to each run)
+    level: str
+    timeout: float
+    cell_timeout: float
+
+
+def _positive_seconds(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def check_out(out: str, submissions: list) -> str:
+    """``out`` as an absolute path, or ValueError when writing there could destroy something."""
+    path = os.path.abspath(out)
+    real = os.path.realpath(path)
+    for sub in submissions:
+        if os.path.exists(sub) and os.path.exists(path) and os.path.samefile(sub, path) \
+                or os.path.realpath(sub) == real:
+            raise ValueError(f"out: {out!r} is one of the submissions; it would be overwritten")
+    if os.path.isdir(path):
+        raise ValueError(f"out: {out!r} is a folder; give a CSV file name")
+    if not os.path.isdir(os.path.dirname(path)):
+        raise ValueError(f"out: the folder of {out!r} does not exist")
+    if path.endswith((".ipynb", ".zip", ".py")):
+        raise ValueError(f"out: {out!r} looks like a notebook, zip or test; give a .csv file")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for protected in ("exercises", "solutions"):
+        if real.startswith(os.path.join(os.path.realpath(root), protected) + os.sep):
+            raise ValueError(f"out: {out!r} is inside {protected}/; write scores elsewhere")
+    return path
+
+
+def _measure_device(folder: str) -> tuple:
+    """Measure the device once for the batch, in a fresh process with an empty peaks cache."""
+    cache = os.path.join(folder, "cache")
+    record = os.path.join(folder, "device.json")
+    code = ("import json, sys; from brrr.device import device; from brrr.grade.context import describe; "
+            "json.dump(describe(device()), open(sys.argv[1], 'w'))")
+    env = dict(os.environ, BRRR_CACHE_DIR=cache)
+    proc = subprocess.run([sys.executable, "-c", code, record], env=env, capture_output=True, text=True,
+                          timeout=600)
+    if proc.returncode != 0 or not os.path.isfile(record):
+        raise RuntimeError(f"could not measure this device for the batch: {proc.stderr.strip()[-300:]}")
+    return record, cache
+
+
+def prepare(exercise: str, timeout: float = DEFAULT_TIMEOUT, cell_timeout: Optional[float] = None,
+            isolation: str = "auto") -> Batch:
+    """Validate the options, pick the isolation level, unpack the tests and measure the device."""
+    timeout = _positive_seconds("timeout", timeout)
+    cell_timeout = timeout / 2 if cell_timeout is None else _positive_seconds("cell_timeout", cell_timeout)
+    if cell_timeout > timeout:
+        raise ValueError(f"cell_timeout ({cell_timeout:g} s) must not exceed timeout ({timeout:g} s)")
+    ex = find_exercise(exercise)
+    level = sandbox.level(isolation)
+    folder = tempfile.mkdtemp(prefix="brrr-grade-")
+    tests = ex.extract_tests(os.path.join(folder, "hidden"))
+    record, cache = _measure_device(folder)
+    return Batch(ex, folder, tests, record, cache, level, timeout, cell_timeout)
+
+
+def _safe_name(path: str) -> str:
+    base = os.path.basename(path)
+    keep = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in base).lstrip(".")
+    return keep if keep.endswith(".ipynb") else (keep or "submission") + ".ipynb"
+
+
+def _run(batch: Batch, nb: dict, submission: str, run_dir: str) -> tuple:
+    """Execute the notebook in a fresh folder; return (status dict, snapshot path, timed out)."""
+    work, out = os.path.join(run_dir, "work"), os.path.join(run_dir, "out")
+    os.makedirs(work)
+    os.makedirs(out)
+    notebook = os.path.join(work, _safe_name(submission))
+    with open(notebook, "w", encoding="utf-8") as f:
+        json.dump(nb, f)
+    if batch.exercise.public_tests:
+        shutil.copytree(batch.exercise.public_tests, os.path.join(work, "tests"))
+    if os.path.isdir(batch.peaks_cache):
+        shutil.copytree(batch.peaks_cache, os.path.join(work, ".cache"))
+    import psutil
+    spare = {p.pid for p in psutil.Process().children()}
+    command = [sys.executable, "-m", "brrr.grade.runner", notebook, work, out, repr(batch.cell_timeout),
+               batch.level]
+    timed_out = False
+    with open(os.path.join(out, "log.txt"), "w", encoding="utf-8", errors="replace") as log:
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=out,
+                                 start_new_session=True)
+        try:
+            child.wait(timeout=batch.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            child.kill()
+            child.wait()
+    sandbox.kill_descendants(spare=spare)
+    status = {}
+    try:
+        with open(os.path.join(out, "status.json"), encoding="utf-8") as f:
+            status = json.load(f)
+    except (OSError, ValueError):
+        pass
+    if child.returncode not in (0, None) and not timed_out:
+        with open(os.path.join(out, "log.txt"), encoding="utf-8", errors="replace") as f:
+            tail = [line for line in f.read().splitlines() if line.strip()][-1:]
+        status["runner_error"] = tail[0][:200] if tail else f"exit status {child.returncode}"
+    return status, os.path.join(out, "snapshot.json"), timed_out
+
+
+def _score(batch: Batch, snapshot: str, run_dir: str) -> tuple:
+    """Scores from the scorer process: ({question: info}, problem or "")."""
+    result = os.path.join(run_dir, "result.json")
+    env = dict(os.environ, BRRR_GRADER_DEVICE=batch.device_record, BRRR_CACHE_DIR=batch.peaks_cache)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "brrr.grade.score", batch.tests, snapshot, result],
+                              env=env, capture_output=True, text=True, timeout=SCORE_TIMEOUT, cwd=run_dir)
+    except subprocess.TimeoutExpired:
+        return {}, f"the checks ran past {SCORE_TIMEOUT:g} s"
+    try:
+        with open(result, encoding="utf-8") as f:
+            questions = json.load(f)["questions"]
+        if not isinstance(questions, dict):
+            raise ValueError("questions is not a mapping")
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        return {}, f"the scorer gave no result ({type(error).__name__}; {tail[:200]})"
+    return questions, ""
+
+
+def grade_one(submission: str, batch: Batch) -> list:
+    """Rows (dicts with FIELDS) for one submission; never raises for a bad submission."""
+    questions = batch.exercise.questions()
+
+    def rows(status: str, scores: dict, reason_of) -> list:
+        out = []
+        for q, possible in questions.items():
+            score = scores.get(q, 0.0)
+            score = min(max(float(score), 0.0), possible) if isinstance(score, (int, float)) \
+                and math.isfinite(score) else 0.0
+            out.append({"submission": submission, "question": q, "score": score, "possible": possible,
+                        "status": status, "reason": reason_of(q)})
+        return out
+
+    if not os.path.isfile(submission):
+        return rows("failed", {}, lambda q: "not graded: no such file")
+    nb, problem = read_submission(submission)
+    if nb is None:
+        return rows("failed", {}, lambda q: f"not graded: {problem}")
+    untouched = is_untouched(nb, batch.exercise.blank)
+    run_dir = tempfile.mkdtemp(prefix="run-", dir=batch.folder)
+    try:
+        status, snapshot, whole_timeout = _run(batch, nb, submission, run_dir)
+        graded, problem = _score(batch, snapshot, run_dir)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    cell_timeout = status.get("timed_out")
+    notes = []
+    if whole_timeout:
+        notes.append(f"the notebook ran past {batch.timeout:g} s and was stopped; answers given "
+                     "before that were graded")
+    if cell_timeout:
+        notes.append(f"cell {cell_timeout['cell']} ran past {batch.cell_timeout:g} s and the kernel was "
+                     "killed; answers given before it were graded")
+    if status.get("kernel_died"):
+        notes.append("the kernel died; answers given before that were graded")
+    if status.get("runner_error"):
+        notes.append(f"the run failed ({status['runner_error']})")
+    errors = status.get("errors", [])
+    if problem:
+        state = "failed"
+    elif whole_timeout or cell_timeout:
+        state = "timed out"
+    else:
+        state = "graded"
+
+    def reason(q: str) -> str:
+        parts = ["untouched blank: no answer cell was changed"] if untouched else []
+        if problem:
+            return "; ".join(parts + [f"not graded: {problem}"] + notes)
+        info = graded.get(q) if isinstance(graded.get(q), dict) else None
+        failed = info.get("failed") if info else None
+        if info is None:
+            parts.append("no result for this question (its check never ran)")
+        elif failed:
+            parts.append(f"{len(failed)} of {info.get('cases', '?')} test cases failed: "
+                         + "; ".join(str(f) for f in failed))
+        else:
+            parts.append(f"all {info.get('cases', '?')} test cases passed")
+        if info is None or failed:
+            parts += notes
+            if errors:
+                parts.append(f"{len(errors)} cell(s) raised, first: {errors[0]}")
+        return "; ".join(parts)
+
+    scores = {q: info.get("score", 0.0) for q, info in graded.items() if isinstance(info, dict)}
+    return rows(state, scores, reason)
+
+
+def grade(exercise: str, submissions: list, out: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT,
+          cell_timeout: Optional[float] = None, isolation: str = "auto", progress=None) -> list:
+    """Grade ``submissions`` against ``exercise``; rows are appended to CSV ``out`` as they come."""
+    if not submissions or isinstance(submissions, str):
+        raise ValueError("submissions: give a list of at least one notebook to grade")
+    out = check_out(out, submissions) if out else None
+    batch = prepare(exercise, timeout, cell_timeout, isolation)
+    sandbox.become_subreaper()
+    all_rows = []
+    try:
+        handle = open(out, "w", newline="", encoding="utf-8") if out else None
+        try:
+            writer = csv.DictWriter(handle, fieldnames=FIELDS) if handle else None
+            if writer:
+                writer.writeheader()
+                handle.flush()
+            for path in submissions:
+                rows = grade_one(path, batch)
+                all_rows.extend(rows)
+                if writer:
+                    writer.writerows(rows)
+                    handle.flush()
+                if progress:
+                    progress(path, rows)
+        finally:
+            if handle:
+                handle.close()
+    finally:
+        shutil.rmtree(batch.folder, ignore_errors=True)
+    return all_rows
+
+
+def summary(rows: list) -> dict:
+    """Submissions counted by status: {'graded': n, 'timed out': n, 'failed': n}."""
+    status = {}
+    for r in rows:
+        status.setdefault(r["submission"], r["status"])
+    return {s: sum(1 for v in status.values() if v == s) for s in STATUSES}

@@ -1,0 +1,146 @@
+"""Run one submission's notebook and hand over its answers, cell by cell.
+
+This is the grader's own process (trusted): it starts the kernel (sandboxed, see
+``brrr.grade.sandbox``), runs the notebook's code cells one at a time with a per-cell time
+limit, and after every cell asks the kernel for a snapshot of its answers
+(``brrr.grade.answers``). The latest snapshot and a status are written atomically to a
+folder the kernel cannot see, so when a cell hangs (the kernel is killed, not interrupted:
+a notebook can ignore SIGINT) or the whole run is stopped, the answers given before still
+count.
+
+    python -m brrr.grade.runner NOTEBOOK WORKDIR OUTDIR CELL_TIMEOUT LEVEL
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from . import sandbox
+
+EXPORT = "print(__import__('brrr.grade.answers', fromlist=['snapshot']).snapshot(globals()), end='')"
+EXPORT_TIMEOUT = 60.0
+MAX_ERRORS_PER_CELL = 5
+
+
+def _write(path: str, data: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+    os.replace(tmp, path)
+
+
+def _kernel_manager(workdir: str, level: str):
+    """A kernel manager whose kernel runs at ``level``, talking over sockets in ``workdir``."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            argv = super().format_kernel_cmd(extra_arguments)
+            return sandbox.wrap(argv, workdir, sandbox.kernel_env(workdir), level)
+
+    sockets = os.path.join(workdir, ".kernel")
+    os.makedirs(sockets, exist_ok=True)
+    return SandboxedKernelManager(kernel_name="python3", transport="ipc",
+                                  ip=os.path.join(sockets, "k"),
+                                  connection_file=os.path.join(sockets, "connection.json"))
+
+
+def _errors_only_client():
+    from nbclient import NotebookClient
+
+    class ErrorsOnlyClient(NotebookClient):
+        """Keeps a cell's error outputs only (all the reasons need): a flood of printing costs nothing."""
+
+        def output(self, outs, msg, display_id, cell_index):
+            if msg["msg_type"] != "error" or len(outs) >= MAX_ERRORS_PER_CELL:
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+
+    return ErrorsOnlyClient
+
+
+def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: str) -> dict:
+    """Execute ``notebook`` in ``workdir``; snapshots and status go to ``outdir``."""
+    import nbformat
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    nb = nbformat.read(notebook, as_version=4)
+    code_cells = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    status = {"cells": len(code_cells), "executed": 0, "errors": [], "timed_out": None,
+              "kernel_died": False, "snapshot_failures": 0, "level": level}
+    snapshot_path, status_path = os.path.join(outdir, "snapshot.json"), os.path.join(outdir, "status.json")
+    _write(status_path, status)
+    km = _kernel_manager(workdir, level)
+    client = _errors_only_client()(nb, km=km, timeout=cell_timeout, allow_errors=True, interrupt_on_timeout=False,
+                            kernel_name="python3", resources={"metadata": {"path": workdir}},
+                            startup_timeout=120)
+    env = sandbox.kernel_env(workdir)
+    with client.setup_kernel(env=env, cwd=workdir):
+        for number, index in enumerate(code_cells, start=1):
+            cell = nb.cells[index]
+            try:
+                client.execute_cell(cell, index)
+            except CellTimeoutError:
+                status["timed_out"] = {"cell": number, "seconds": cell_timeout}
+                break
+            except DeadKernelError:
+                status["kernel_died"] = True
+                break
+            status["executed"] = number
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    status["errors"].append(f"cell {number}: {output.get('ename')}: "
+                                            f"{str(output.get('evalue', ''))[:160]}")
+            if not _snapshot(client, snapshot_path):
+                status["snapshot_failures"] += 1
+            _write(status_path, status)
+    _write(status_path, status)
+    return status
+
+
+def _snapshot(client, path: str) -> bool:
+    """Ask the kernel for its answers and save them; False when it gave no readable answer."""
+    from .answers import restore
+    chunks = []
+
+    from .answers import MAX_SNAPSHOT_CHARS
+    received = [0]
+
+    def hook(msg):
+        if msg["msg_type"] == "stream" and msg["content"].get("name") == "stdout":
+            text = str(msg["content"].get("text", ""))
+            received[0] += len(text)
+            if received[0] <= 2 * MAX_SNAPSHOT_CHARS:  # more than a snapshot can be is refused
+                chunks.append(text)
+
+    from jupyter_core.utils import run_sync
+    try:
+        reply = run_sync(client.kc.execute_interactive)(EXPORT, silent=False, store_history=False,
+                                              timeout=EXPORT_TIMEOUT, output_hook=hook, allow_stdin=False)
+        if reply["content"].get("status") != "ok":
+            return False
+        if received[0] > 2 * MAX_SNAPSHOT_CHARS:
+            return False
+        text = "".join(chunks)
+        restore(text)  # refuse what would not read back
+    except Exception:
+        return False
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+    return True
+
+
+def main(argv=None) -> int:
+    notebook, workdir, outdir, cell_timeout, level = (argv if argv is not None else sys.argv[1:])[:5]
+    sandbox.become_subreaper()
+    try:
+        run(notebook, workdir, outdir, float(cell_timeout), level)
+    finally:
+        sandbox.kill_descendants()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""Where a submission's code runs: the isolation levels, and ending a process tree whole.
+
+Levels, strongest first (``level()`` picks the strongest this machine offers):
+
+``bubblewrap``
+    The kernel runs under bubblewrap (Debian package ``bubblewrap``) in new user, PID,
+    network, IPC and mount namespaces: it sees the system and Python read-only, brrr's own
+    package read-only, a private ``/tmp`` and its one throwaway folder, and nothing else
+    (no repository, no hidden tests, no autograder zip, no other submission, no output CSV,
+    no network). When its first process ends, the kernel ends every process in the
+    namespace, so nothing survives it.
+``none``
+    Plain processes under the grader's own user: the throwaway folder and a fresh session,
+    and every descendant is found (the grader is a child subreaper, so even a process that
+    detached itself is reparented to it) and killed. The code can still read and write
+    anything the grader's user can: use this only for trusted work.
+
+Otter's Docker grading is not one of the levels: it runs the tests inside the student's
+kernel. Here tests never run in the student's process (see ``brrr.grade.answers``).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+LEVELS = ("bubblewrap", "none")
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=None)
+def bubblewrap_works() -> bool:
+    """True when bwrap exists and can make the namespaces (a kernel may forbid them)."""
+    if not bwrap():
+        return False
+    try:
+        probe = subprocess.run(wrap(["/bin/true"], os.getcwd(), {}, level="bubblewrap", bind_workdir=False),
+                               capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def level(requested: str = "auto") -> str:
+    """The isolation level to use: ``requested``, or the strongest available for 'auto'."""
+    if requested == "auto":
+        return "bubblewrap" if bubblewrap_works() else "none"
+    if requested not in LEVELS:
+        raise ValueError(f"isolation must be 'auto' or one of {', '.join(LEVELS)}, got {requested!r}")
+    if requested == "bubblewrap" and not bubblewrap_works():
+        raise ValueError("isolation: bubblewrap is not usable here (install the Debian package "
+                         "'bubblewrap'; the kernel must allow user namespaces)")
+    return requested
+
+
+def describe(name: str) -> str:
+    """One line for the grader's output."""
+    if name == "bubblewrap":
+        return ("isolation: bubblewrap (each submission in its own namespaces: read-only system, "
+                "private folder and /tmp, no network, no view of tests or other submissions)")
+    return ("isolation: none (plain processes: submissions run with your permissions and can read "
+            "and change your files; grade only trusted work this way, or install bubblewrap)")
+
+
+def readonly_paths() -> list:
+    """Host paths the sandbox sees read-only: the system, Python, and brrr's package."""
+    import brrr
+    paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc",
+             sys.base_prefix, sys.prefix, os.path.dirname(os.path.abspath(brrr.__file__))]
+    out = []
+    for p in paths:
+        p = os.path.abspath(p)
+        if os.path.exists(p) and p not in out:
+            out.append(p)
+    return out
+
+
+def wrap(argv: list, workdir: str, env: dict, level: str, bind_workdir: bool = True) -> list:
+    """The command that runs ``argv`` at isolation ``level`` with ``workdir`` as its folder."""
+    if level == "none":
+        return list(argv)
+    command = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+               "--hostname", "brrr-grade", "--clearenv"]
+    for path in readonly_paths():
+        command += ["--ro-bind", path, path]
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for device in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0",
+                   "/dev/dri"):
+        command += ["--dev-bind-try", device, device]
+    if bind_workdir:
+        command += ["--bind", workdir, workdir, "--chdir", workdir]
+    for key, value in env.items():
+        command += ["--setenv", key, value]
+    return command + ["--"] + list(argv)
+
+
+def kernel_env(workdir: str) -> dict:
+    """The environment a submission's kernel gets: a home of its own, nothing of the grader's."""
+    keep = ("BRRR_QUICK", "BRRR_DEVICE", "CUDA_VISIBLE_DEVICES", "LANG", "TZ")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    cache = os.path.join(workdir, ".cache")
+    env.update({
+        "HOME": workdir, "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"]),
+        "TMPDIR": "/tmp", "MPLBACKEND": "agg", "PYTHONNOUSERSITE": "1", "BRRR_CACHE_DIR": cache,
+        "NUMBA_CACHE_DIR": os.path.join(cache, "numba"), "IPYTHONDIR": os.path.join(workdir, ".ipython"),
+        "MPLCONFIGDIR": os.path.join(cache, "matplotlib"), "JUPYTER_PLATFORM_DIRS": "1",
+    })
+    env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+def become_subreaper() -> bool:
+    """Make this process adopt orphaned descendants (Linux), so none can slip away."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def kill_descendants(spare=(), timeout: float = 5.0) -> int:
+    """SIGKILL every descendant of this process (orphans included, when a subreaper) except
+    the children whose PIDs are in ``spare`` and their trees; returns how many were killed."""
+    import psutil
+    me = psutil.Process()
+    killed = 0
+    for _ in range(5):  # a dying tree can still fork: sweep until nothing is left
+        children = []
+        for child in me.children():
+            if child.pid not in spare:
+                try:
+                    children += [child] + child.children(recursive=True)
+                except psutil.NoSuchProcess:
+                    pass
+        if not children:
+            break
+        for child in children:
+            try:
+                child.send_signal(signal.SIGKILL)
+                killed += 1
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(children, timeout=timeout)
+    return killed

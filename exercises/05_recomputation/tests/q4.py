@@ -1,0 +1,14 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q4"
+points = None
+
+@test_case(points=1, hidden=False)
+def test_types(peak_flops_used, peak_bandwidth_used, t_forward_pred, t_step_pred, t_step_ckpt_pred, matmul_regime):
+    import numbers
+    for v in (peak_flops_used, peak_bandwidth_used, t_forward_pred, t_step_pred, t_step_ckpt_pred):
+        assert isinstance(v, numbers.Real) and v > 0, 'peaks in FLOP/s and bytes/s, times in seconds'
+    assert matmul_regime in ('compute-bound', 'memory-bound')
+

@@ -1,0 +1,12 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q5"
+points = None
+
+@test_case(points=1, hidden=False)
+def test_timings(t_plain, t_ckpt):
+    import brrr
+    assert isinstance(t_plain, brrr.Timing) and isinstance(t_ckpt, brrr.Timing), "keep brrr.bench's Timings"
+

@@ -1,0 +1,13 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q5"
+points = None
+
+@test_case(points=1, hidden=False)
+def test_timings(t_conv):
+    import brrr
+    assert set(t_conv) == {'standard', 'pointwise', 'group', 'depthwise'}
+    assert all((isinstance(t, brrr.Timing) for t in t_conv.values())), "keep brrr.bench's Timings"
+

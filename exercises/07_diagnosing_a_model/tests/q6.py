@@ -1,0 +1,15 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q6"
+points = None
+
+@test_case(points=1, hidden=False)
+def test_format(proj_intensity_one, proj_intensity_eight, proj_seconds_per_token_one, proj_seconds_per_token_eight, t_one, t_eight, seconds_per_token_one, seconds_per_token_eight, batching_speedup):
+    import numbers
+    import brrr
+    for value in (proj_intensity_one, proj_intensity_eight, proj_seconds_per_token_one, proj_seconds_per_token_eight, seconds_per_token_one, seconds_per_token_eight, batching_speedup):
+        assert isinstance(value, numbers.Real) and (not isinstance(value, bool)) and (value > 0)
+    assert isinstance(t_one, brrr.Timing) and isinstance(t_eight, brrr.Timing), 't_one and t_eight are what brrr.bench returns'
+
