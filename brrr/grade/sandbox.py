@@ -91,7 +91,8 @@ def wrap(argv: list, workdir: str, env: dict, level: str, bind_workdir: bool = T
                "--hostname", "brrr-grade", "--clearenv"]
     for path in readonly_paths():
         command += ["--ro-bind", path, path]
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    command += ["--ro-bind-try", "/sys", "/sys",  # CPU caches and GPU enumeration are read from /sys
+                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for device in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0",
                    "/dev/dri"):
         command += ["--dev-bind-try", device, device]
