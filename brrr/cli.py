@@ -105,8 +105,9 @@ def cmd_grade(args) -> int:
     try:
         from . import grade
     except ImportError as error:
-        print(f"brrr grade: grading is not available here ({error}). Install the grading extra: "
-              "pip install 'brrr[grading]'", file=sys.stderr)
+        print(f"brrr grade: grading is not available here ({error}). Install brrr with its grading "
+              "extra from the repository: pip install -e '.[grading]' in a clone (the name 'brrr' "
+              "on PyPI is another project)", file=sys.stderr)
         return 2
     return int(grade.main(args.rest) or 0)
 
@@ -135,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Entry point of the ``brrr`` console script and of ``python -m brrr``."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["grade"]:  # brrr.grade parses its own options, --help included
+        return cmd_grade(argparse.Namespace(rest=argv[1:]))
     args = build_parser().parse_args(argv)
     args.argv = argv
     return args.func(args)

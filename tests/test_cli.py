@@ -74,3 +74,12 @@ def test_grade_without_grader_says_what_to_install(monkeypatch, capsys):
         monkeypatch.delattr(brrr, "grade")
     assert cli.main(["grade", "ex1", "a.ipynb"]) == 2
     assert "pip install" in capsys.readouterr().err
+
+
+def test_grade_help_is_the_graders_own(capsys):
+    from brrr import cli
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["grade", "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: brrr grade" in out and "--isolation" in out and "Exit status" in out
