@@ -89,10 +89,13 @@ def wrap(argv: list, workdir: str, env: dict, level: str, bind_workdir: bool = T
         return list(argv)
     command = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                "--hostname", "brrr-grade", "--clearenv"]
+    # /tmp first: Python or brrr may live under /tmp (a fresh clone), and a later mount
+    # would hide them
+    command += ["--tmpfs", "/tmp"]
     for path in readonly_paths():
         command += ["--ro-bind", path, path]
     command += ["--ro-bind-try", "/sys", "/sys",  # CPU caches and GPU enumeration are read from /sys
-                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+                "--proc", "/proc", "--dev", "/dev"]
     for device in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0",
                    "/dev/dri"):
         command += ["--dev-bind-try", device, device]
