@@ -167,9 +167,7 @@ def test_correct_and_blank_and_broken(toy, tmp_path, level):
     with open(out, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == list(g.FIELDS)
-    by = {}
-    for r in rows:
-        by.setdefault(r["submission"], {})[r["question"]] = r
+    by = by_submission(rows)
     assert list(by) == [good, raising, str(corrupt), missing, blank]  # nothing lost, order kept
     assert all(float(r["score"]) == float(r["possible"]) and r["status"] == "graded" for r in by[good].values())
     assert float(by[raising]["q1"]["score"]) == 1 and float(by[raising]["q3"]["score"]) == 1

@@ -25,6 +25,7 @@ import urllib.request
 import zipfile
 from typing import Optional
 
+from . import sandbox
 from .batch import DEFAULT_TIMEOUT, FIELDS, grade, grade_one, prepare, summary
 from .exercise import Exercise, find_exercise, is_untouched, read_submission
 
@@ -112,20 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cell-timeout", type=float, default=None,
                    help="seconds one cell may run before the kernel is killed (the answers given "
                         "before it are still graded; default: half of --timeout)")
-    p.add_argument("--isolation", default="auto", choices=("auto",) + sandbox_levels(),
+    p.add_argument("--isolation", default="auto", choices=("auto",) + sandbox.LEVELS,
                    help="where submissions run: bubblewrap (a namespace sandbox), none (plain "
                         "processes, for trusted work); default: the strongest available")
     return p
 
 
-def sandbox_levels() -> tuple:
-    from .sandbox import LEVELS
-    return LEVELS
-
-
 def main(argv=None) -> int:
     """``brrr grade``: see ``build_parser`` for the exit statuses."""
-    from . import sandbox
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         level = sandbox.level(args.isolation)
