@@ -6,12 +6,17 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+# Where to get the pinned torch from: empty = PyPI (on Linux, the CUDA build, several GB);
+# https://download.pytorch.org/whl/cpu = PyTorch's CPU-only build of the same version.
+TORCH_INDEX ?=
+TORCH_PIN   := $(shell grep -o '^torch==[^ ]*' requirements.txt)
 
-.PHONY: book book-quick solutions exercises reference test test-fast benchmarks clean
+.PHONY: book book-quick solutions exercises reference test test-fast benchmarks publish clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(if $(TORCH_INDEX),$(PY) -m pip install --quiet "$(TORCH_PIN)" --index-url $(TORCH_INDEX))
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
@@ -54,5 +59,18 @@ test-fast: $(STAMP)
 benchmarks: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
+# A release: check that every copy of the published location agrees with _config.yml, build
+# the full book into the deployable site _build/site (GitHub Pages: .nojekyll), and the sdist
+# and wheel into dist/. README "Publishing a release" says what to do with them.
+publish: $(STAMP)
+	$(PY) scripts/sync_release.py --check
+	$(MAKE) book
+	rm -rf _build/site dist
+	cp -r _build/html _build/site
+	touch _build/site/.nojekyll
+	$(PY) -m build --outdir dist .
+	@echo "site: _build/site  (publish at $$($(PY) -c 'from brrr import _release; print(_release.SITE)'))"
+	@echo "package: $$(ls dist)"
+
 clean:
-	rm -rf _build
+	rm -rf _build dist

@@ -5,7 +5,7 @@
     t = brrr.bench(fn, *args)                # an honest timer -> Timing (seconds)
     roof = brrr.Roofline(peak_flops=19.5e12, peak_bandwidth=1.5e12)
 """
-__version__ = "0.1.0"
+from ._release import VERSION as __version__
 
 from .config import quick_mode
 from .device import device, Device

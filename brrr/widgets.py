@@ -108,8 +108,17 @@ class Explorer:
         self.png = base64.b64encode(buffer.getvalue()).decode("ascii")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
-        return {**bundle, "image/png": self.png}
+        return {**_widget_bundle(self.widget, include, exclude), "image/png": self.png}
+
+
+def _widget_bundle(widget, include=None, exclude=None) -> dict:
+    """The MIME bundle Jupyter shows a widget by, from ipywidgets 8 or 7 (Colab ships 7.7.1)."""
+    if hasattr(widget, "_repr_mimebundle_"):   # ipywidgets 8
+        return widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+    # ipywidgets 7 displays itself through _ipython_display_, with this bundle.
+    return {"text/plain": repr(widget),
+            "application/vnd.jupyter.widget-view+json": {"version_major": 2, "version_minor": 0,
+                                                          "model_id": widget._model_id}}
 
 
 def _interactive(roof, intensity, nbytes):

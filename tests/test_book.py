@@ -34,7 +34,10 @@ FULL = ROOT / "_build" / "html"
 FULL_LOG = ROOT / "_build" / "book.log"
 CHAPTERS = ["01_compute", "02_memory_bandwidth", "03_overhead", "04_fusion",
             "05_recomputation", "06_intensity_of_networks", "07_diagnosing_a_model"]
-COLAB = "https://colab.research.google.com/github/brrr-book/brrr/blob/main/"
+_REPOSITORY = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+# The Colab button opens the notebook of the release the book was built for (_config.yml).
+COLAB = (_REPOSITORY["url"].replace("https://github.com/", "https://colab.research.google.com/github/")
+         + f"/blob/{_REPOSITORY['branch']}/")
 # otter-grader's assign markers: none may appear in the public site.
 SOLUTION_MARKERS = ["BEGIN SOLUTION", "END SOLUTION", "# SOLUTION", "SOLUTION NO PROMPT",
                     "BEGIN QUESTION", "END QUESTION", "BEGIN TESTS", "END TESTS",

@@ -126,6 +126,40 @@ def test_roofline_bad_input():
         plot.roofline(SPEC, points=[{"flops": 1.0, "nbytes": 2.0}])
 
 
+def markers(fig):
+    return [line for ax in fig.axes for line in ax.lines if line.get_marker() not in ("None", None, "")]
+
+
+@pytest.mark.parametrize("empty", [[], (), Result("measure_roofline", [], {})])
+def test_roofline_without_points_draws_the_roofs(empty):
+    fig = plot.roofline(SPEC, points=empty)
+    assert fig.axes[0].get_xscale() == "log" and fig.axes[0].lines and not markers(fig)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("flops", float("nan")), ("nbytes", float("nan")), ("seconds", float("nan")),
+    ("flops", float("inf")), ("seconds", float("inf")), ("nbytes", 0.0), ("seconds", 0.0),
+    ("nbytes", -4e6), ("seconds", -1e-3), ("flops", -2e6), ("seconds", None),
+])
+def test_roofline_refuses_points_it_cannot_place(field, value):
+    """NaN, infinite, zero or negative intensity or rate: an error naming points and the record."""
+    good = {"label": "fine", "flops": 2e6, "nbytes": 12e6, "seconds": 1e-3}
+    bad = {**good, "label": "broken", field: value}
+    with pytest.raises(ValueError, match=r"points: record 1 \(broken\) has intensity .* finite and > 0"):
+        plot.roofline(SPEC, points=[good, bad])
+
+
+def test_roofline_names_the_bad_result_and_reference():
+    res, broken = roofline_result(), roofline_result()
+    broken.records[1]["seconds"] = float("nan")
+    with pytest.raises(ValueError, match=r"points: record 1 of result 1 \(triad\)"):
+        plot.roofline(SPEC, points=[res, broken])
+    with pytest.raises(ValueError, match=r"reference: record 1 \(triad\)"):
+        plot.roofline(SPEC, reference=[broken])
+    with pytest.raises(TypeError, match="points: expected a brrr.Result"):
+        plot.roofline(SPEC, points="triad")
+
+
 def test_repeat_sweep_panels_and_knees(tmp_path):
     res = repeat_result()
     fig = plot.repeat_sweep(res)
@@ -210,6 +244,25 @@ def test_explorer_static_and_interactive():
         widgets.roofline_explorer(roof="A100", static=True)
     with pytest.raises(ValueError, match="intensity"):
         widgets.roofline_explorer(intensity=-1, static=True)
+
+
+def test_explorer_shows_as_a_widget_under_ipywidgets_7_and_8():
+    """Colab ships ipywidgets 7.7.1, whose widgets have no _repr_mimebundle_ (8 has one)."""
+    from brrr import widgets
+
+    class Widget7:                                  # what ipywidgets 7 offers: a model id, no bundle
+        _model_id = "abc123"
+
+        def __repr__(self):
+            return "VBox(...)"
+
+    bundle = widgets._widget_bundle(Widget7())
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == "abc123"
+    assert bundle["text/plain"] == "VBox(...)"
+    explorer = widgets.roofline_explorer(SPEC, static=False)  # the installed ipywidgets (8 here)
+    shown = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in shown and "image/png" in shown
+    plt.close("all")
 
 
 def tensor_core_result(device=GPU, reference=False):

@@ -26,10 +26,12 @@ import zipfile
 from typing import Optional
 
 from . import sandbox
+from .. import _release
 from .batch import DEFAULT_TIMEOUT, FIELDS, grade, grade_one, prepare, summary
 from .exercise import Exercise, find_exercise, is_untouched, read_submission
 
-REPOSITORY_RAW = "https://raw.githubusercontent.com/brrr-book/brrr/main"
+# Public tests are downloaded from the release this library was built from, never from main.
+REPOSITORY_RAW = _release.REPOSITORY.replace("https://github.com/", "https://raw.githubusercontent.com/") + "/" + _release.TAG
 TESTS_ZIP = "tests.zip"           # the public tests, zipped, beside each student notebook
 MANIFEST = "exercise.txt"         # in the tests folder and zip: the exercise they belong to
 
