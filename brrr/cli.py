@@ -1,15 +1,54 @@
 """The ``brrr`` command: ``brrr info``, ``brrr roofline``, ``brrr grade``.
 
-    brrr info                                    device, backend, peaks and their source, versions
+    brrr info [--json] [--refresh]               device, backend, peaks and their source, versions
     brrr roofline [--quick] [--out PNG] [--json FILE]
                                                  measure this machine's roofline and draw it
     brrr grade EXERCISE SUBMISSION...            grade notebooks (see brrr.grade)
+
+Exit statuses are listed in ``EXIT_STATUSES`` (shown by ``brrr --help``).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import sys
+
+DEBUG_ENV = "BRRR_DEBUG"
+
+EXIT_STATUSES = f"""\
+exit status:
+  0    success
+  1    a command failed: an error (one line on stderr), or for 'brrr grade' some
+       submission could not be graded (see brrr grade --help)
+  2    bad usage: unknown command or option, missing or invalid argument
+  130  interrupted (Ctrl-C)
+
+Set {DEBUG_ENV}=1 to get the Python traceback instead of the one-line error."""
+
+# The peak FLOP/s rows of `brrr info`: (dtype, tensor cores?, JSON key, text label).
+# Tensor-core rows appear only where the device has tensor cores for that dtype.
+_FLOPS_ROWS = (("float64", False, "float64", "FP64"), ("float32", False, "float32", "FP32"),
+               ("float32", True, "float32_tensor", "TF32 tensor"),
+               ("float16", True, "float16_tensor", "FP16 tensor"),
+               ("bfloat16", True, "bfloat16_tensor", "BF16 tensor"))
+
+INFO_JSON_KEYS = """\
+--json prints one JSON object:
+  brrr_version                brrr's version
+  device                      the device's name
+  backend                     'cuda' or 'cpu'
+  array_library               'cupy', 'torch' or 'numpy'
+  peak_bandwidth_bytes_per_s  DRAM bandwidth, bytes/s
+  peak_flops_per_s            FLOP/s by dtype: float64, float32 and, where the
+                              GPU has tensor cores, float32_tensor (TF32),
+                              float16_tensor, bfloat16_tensor
+  ridge_flop_per_byte         FP32 general-math ridge point, FLOP/byte
+  last_level_cache_bytes      the GPU's L2 or the CPU's last-level cache, bytes
+  sm_count                    streaming multiprocessors (null on the CPU)
+  peaks_source                where the peak figures come from
+  versions                    {library: version}"""
 
 
 def _rate(value, unit):
@@ -17,30 +56,60 @@ def _rate(value, unit):
     return format_rate(value, unit)
 
 
+def live_device(refresh: bool = False):
+    """The live device; ``refresh=True`` detects it again and re-measures peaks not from a spec."""
+    from . import device
+    return device(refresh=refresh)
+
+
+def device_info(dev) -> dict:
+    """What ``brrr info`` shows, as plain data: keys and units as in ``INFO_JSON_KEYS``."""
+    from . import __version__
+    from .results import versions
+    return {
+        "brrr_version": __version__,
+        "device": dev.name,
+        "backend": dev.backend,
+        "array_library": dev.array_library,
+        "peak_bandwidth_bytes_per_s": dev.peak_bandwidth,
+        "peak_flops_per_s": {key: dev.peak_flops(dtype, tc) for dtype, tc, key, _ in _FLOPS_ROWS
+                             if not tc or dev.has_tensor_cores(dtype)},
+        "ridge_flop_per_byte": dev.ridge,
+        "last_level_cache_bytes": dev.l2_bytes,
+        "sm_count": dev.sm_count or None,
+        "peaks_source": dev.source,
+        "versions": versions(),
+    }
+
+
+def print_info(info: dict) -> None:
+    """Print ``device_info``'s data as the aligned text of ``brrr info``."""
+    from .plot import format_bytes
+    print(f"device     {info['device']}")
+    print(f"backend    {info['backend']} (arrays: {info['array_library']})")
+    if info["backend"] == "cpu":
+        print("           no CUDA GPU: every measurement runs on the CPU; peaks below are measured here")
+    print(f"bandwidth  {_rate(info['peak_bandwidth_bytes_per_s'], 'B/s')}")
+    labels = {key: label for _, _, key, label in _FLOPS_ROWS}
+    for key, flops in info["peak_flops_per_s"].items():
+        print(f"{labels[key]:<11}{_rate(flops, 'FLOP/s')}")
+    print(f"ridge      {info['ridge_flop_per_byte']:.3g} FLOP/byte (FP32 general math)")
+    cache_name = "LLC" if info["backend"] == "cpu" else "L2"
+    print(f"{cache_name:<11}{format_bytes(info['last_level_cache_bytes'])}")
+    if info["sm_count"]:
+        print(f"SMs        {info['sm_count']}")
+    print(f"source     {info['peaks_source']}")
+    print("versions   " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
+
+
 def cmd_info(args) -> int:
     """Print the live device, its peaks (with where they come from), caches and library versions."""
-    from . import device as live_device
-    from .plot import format_bytes
-    from .results import versions
-    dev = live_device()
-    print(f"device     {dev.name}")
-    print(f"backend    {dev.backend} (arrays: {dev.array_library})")
-    if dev.backend == "cpu":
-        print("           no CUDA GPU: every measurement runs on the CPU; peaks below are measured here")
-    print(f"bandwidth  {_rate(dev.peak_bandwidth, 'B/s')}")
-    for dtype, tc, label in (("float64", False, "FP64"), ("float32", False, "FP32"),
-                             ("float32", True, "TF32 tensor"), ("float16", True, "FP16 tensor"),
-                             ("bfloat16", True, "BF16 tensor")):
-        if tc and not dev.has_tensor_cores(dtype):
-            continue
-        print(f"{label:<11}{_rate(dev.peak_flops(dtype, tc), 'FLOP/s')}")
-    print(f"ridge      {dev.ridge:.3g} FLOP/byte (FP32 general math)")
-    cache_name = "LLC" if dev.backend == "cpu" else "L2"
-    print(f"{cache_name:<11}{format_bytes(dev.l2_bytes)}")
-    if dev.sm_count:
-        print(f"SMs        {dev.sm_count}")
-    print(f"source     {dev.source}")
-    print("versions   " + ", ".join(f"{k} {v}" for k, v in versions().items()))
+    if not args.json:
+        print_info(device_info(live_device(args.refresh)))
+        return 0
+    with contextlib.redirect_stdout(sys.stderr):  # progress notes must not mix into the JSON
+        info = device_info(live_device(args.refresh))
+    print(json.dumps(info, indent=2))
     return 0
 
 
@@ -105,42 +174,87 @@ def cmd_grade(args) -> int:
     try:
         from . import grade
     except ImportError as error:
-        print(f"brrr grade: grading is not available here ({error}). Install brrr with its grading "
-              "extra from the repository: pip install -e '.[grading]' in a clone (the name 'brrr' "
-              "on PyPI is another project)", file=sys.stderr)
+        print(f"brrr grade: grading is not available here ({error}): install brrr's grading "
+              "extra, e.g. pip install -e '.[grading]' in a clone of the repository", file=sys.stderr)
         return 2
     return int(grade.main(args.rest) or 0)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="brrr", description="Deep-learning performance from first "
-                                     "principles: this machine's device, peaks and roofline.")
+                                     "principles: this machine's device, peaks\nand roofline.",
+                                     epilog=EXIT_STATUSES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     from . import __version__
     parser.add_argument("--version", action="version", version=f"brrr {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    info = sub.add_parser("info", help="device, backend, peaks (with sources), caches, versions")
+    info = sub.add_parser("info", help="device, backend, peaks (with sources), caches, versions",
+                          description="Print the live device, its peak bandwidth and FLOP/s (and where "
+                                      "they come from),\nits last-level cache and the library versions.",
+                          epilog=INFO_JSON_KEYS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    info.add_argument("--json", action="store_true", help="print the same data as one JSON object on "
+                      "stdout (keys and units below)")
+    info.add_argument("--refresh", action="store_true", help="measure the CPU's peaks again instead of "
+                      "reading them from the cache (~/.cache/brrr or $BRRR_CACHE_DIR); a known GPU's "
+                      "peaks come from its spec sheet")
     info.set_defaults(func=cmd_info)
-    roof = sub.add_parser("roofline", help="measure this machine's roofline and draw it")
+    roof = sub.add_parser("roofline", help="measure this machine's roofline and draw it",
+                          description="Measure this machine's bandwidth and compute roofs and draw them "
+                                      "over the spec (or cached CPU) roof.")
     roof.add_argument("--quick", action="store_true", help="smaller matmuls and fewer samples (seconds, not minutes)")
     roof.add_argument("--out", metavar="PNG", help="save the figure here (.png, .svg or .pdf)")
     roof.add_argument("--json", metavar="FILE", help="save the measurements here as JSON (re-plot with brrr.plot)")
     roof.add_argument("--no-progress", action="store_true", help="no progress bar")
     roof.set_defaults(func=cmd_roofline)
-    grade = sub.add_parser("grade", help="grade exercise notebooks (needs otter-grader)", add_help=False)
+    grade = sub.add_parser("grade", help="grade exercise notebooks (needs otter-grader; "
+                           "brrr grade --help for its options)", add_help=False)
     grade.add_argument("rest", nargs=argparse.REMAINDER)
     grade.set_defaults(func=cmd_grade)
     return parser
 
 
+def _one_line(error: BaseException) -> str:
+    """The error as one line; its type is named where the message alone may be unclear."""
+    message = " ".join(str(error).split())
+    if isinstance(error, (OSError, ValueError, RuntimeError)) and message:
+        return message  # these read as sentences ("[Errno 2] No such file or directory: 'x'")
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def _debug() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
 def main(argv=None) -> int:
-    """Entry point of the ``brrr`` console script and of ``python -m brrr``."""
+    """Entry point of the ``brrr`` console script and of ``python -m brrr``; returns the exit status.
+
+    Usage errors exit with status 2 (argparse's SystemExit passes through); any other error
+    prints one line on stderr and returns 1, Ctrl-C returns 130; BRRR_DEBUG=1 re-raises both.
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["grade"]:  # brrr.grade parses its own options, --help included
-        return cmd_grade(argparse.Namespace(rest=argv[1:]))
-    args = build_parser().parse_args(argv)
-    args.argv = argv
-    return args.func(args)
+    prog = "brrr"
+    try:
+        if argv[:1] == ["grade"]:  # brrr.grade parses its own options, --help included
+            prog = "brrr grade"
+            return cmd_grade(argparse.Namespace(rest=argv[1:]))
+        args = build_parser().parse_args(argv)
+        args.argv = argv
+        prog = f"brrr {args.command}"
+        return args.func(args)
+    except BrokenPipeError:  # the reader stopped early (brrr info | head): nothing to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no 2nd error at exit
+        return 1
+    except KeyboardInterrupt:
+        if _debug():
+            raise
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if _debug():
+            raise
+        print(f"{prog}: error: {_one_line(error)} (set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
