@@ -13,7 +13,11 @@ def quick_mode() -> bool:
     return os.environ.get(QUICK_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
+CACHE_DIR_ENV = "BRRR_CACHE_DIR"
+
+
 def cache_dir() -> str:
-    """Folder for cached measurements (CPU peaks); ``BRRR_CACHE_DIR`` overrides it."""
-    default = os.path.join(os.path.expanduser("~"), ".cache", "brrr")
-    return os.environ.get("BRRR_CACHE_DIR", default)
+    """Absolute path of the folder for cached measurements (CPU peaks): ``BRRR_CACHE_DIR``
+    if set and not empty (``~`` expanded), else ``~/.cache/brrr``."""
+    folder = os.environ.get(CACHE_DIR_ENV, "").strip() or os.path.join("~", ".cache", "brrr")
+    return os.path.abspath(os.path.expanduser(folder))

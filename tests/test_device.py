@@ -1,11 +1,26 @@
-"""Device detection, spec lookup and the measured CPU peaks."""
+"""Device detection, spec lookup and the measured CPU peaks (and their cache)."""
+import importlib
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 import brrr
 from brrr import specs
 from brrr.device import Device, _normalise_dtype
+
+device_module = importlib.import_module("brrr.device")   # `brrr.device` is the function
+PEAK_NAMES = tuple(device_module.PEAK_UNITS)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(autouse=True)
+def detect_again_afterwards():
+    """Tests here change BRRR_DEVICE and the cache folder: later tests must not get their Device."""
+    yield
+    device_module._detect.cache_clear()
 
 
 @pytest.mark.parametrize("name, key", [
@@ -74,6 +89,7 @@ def test_bad_dtype_and_flag_are_named():
 
 def test_live_device_is_cpu_here_with_measured_peaks(monkeypatch, tmp_path):
     monkeypatch.setenv("BRRR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("BRRR_QUICK", "1")
     dev = brrr.device(refresh=True)
     if dev.backend == "cuda":
         pytest.skip("a GPU is present")
@@ -83,11 +99,229 @@ def test_live_device_is_cpu_here_with_measured_peaks(monkeypatch, tmp_path):
     assert dev.peak_flops("float64") > 0
     assert "measured" in dev.source
     cached = json.loads((tmp_path / "cpu_peaks.json").read_text())
-    (entry,) = cached.values()
+    assert cached["schema"] == device_module.CPU_PEAKS_SCHEMA
+    (entry,) = cached["peaks"].values()
     assert entry["bandwidth"] == dev.peak_bandwidth   # served from the cache file
+    assert entry["rounds"] >= 5
+    for name in PEAK_NAMES:   # the peak is the best round; the spread of the rounds is kept
+        spread = entry["spread"][name]
+        assert 0 < spread["min"] <= spread["median"] <= spread["max"] == entry[name]
 
 
 def test_forcing_the_cpu(monkeypatch):
     monkeypatch.setenv("BRRR_DEVICE", "cpu")
     assert brrr.device(refresh=True).backend == "cpu"
-    brrr.device(refresh=True)
+
+
+# --- the CPU peaks cache: measuring replaced by a fake that counts its calls ----------
+
+@pytest.fixture
+def fake_measure(monkeypatch, tmp_path):
+    """Point the cache at tmp_path and replace the measurement by a fake; returns the list
+    of the rates each call produced ({name: [best rate of each round]})."""
+    monkeypatch.setenv("BRRR_CACHE_DIR", str(tmp_path))
+    made = []
+
+    def fake(quick):
+        n = len(made) + 1   # each call gives other rates, so a test can tell which one it got
+        made.append({name: [1.0 * n, 3.0 * n, 2.0 * n] for name in PEAK_NAMES})
+        return made[-1], "fake measurement"
+
+    monkeypatch.setattr(device_module, "_measure_cpu_rates", fake)
+    return made
+
+
+def measured_by(rates):
+    return {name: max(rates[name]) for name in PEAK_NAMES}
+
+
+def peaks_of(entry):
+    return {name: entry[name] for name in PEAK_NAMES}
+
+
+def test_peaks_are_measured_once_and_cached_with_their_spread(fake_measure, tmp_path):
+    first = device_module.measured_cpu_peaks()
+    again = device_module.measured_cpu_peaks()
+    assert len(fake_measure) == 1 and again == first
+    assert peaks_of(first) == measured_by(fake_measure[0])   # the best round is the peak
+    data = json.loads((tmp_path / "cpu_peaks.json").read_text())
+    assert data["schema"] == device_module.CPU_PEAKS_SCHEMA
+    (entry,) = data["peaks"].values()
+    assert entry == first
+    for name in PEAK_NAMES:
+        rates = sorted(fake_measure[0][name])
+        assert entry["spread"][name] == {"min": rates[0], "median": rates[1], "max": rates[2]}
+    assert entry["rounds"] == 3 and entry["method"] == "fake measurement"
+
+
+def test_refresh_measures_again(fake_measure, monkeypatch):
+    device_module.measured_cpu_peaks()
+    refreshed = device_module.measured_cpu_peaks(refresh=True)
+    assert len(fake_measure) == 2 and peaks_of(refreshed) == measured_by(fake_measure[1])
+    assert device_module.measured_cpu_peaks() == refreshed
+
+    monkeypatch.setenv("BRRR_DEVICE", "cpu")
+    dev = brrr.device(refresh=True)            # re-measures on first use of the peaks...
+    assert dev.peak_bandwidth == measured_by(fake_measure[2])["bandwidth"]
+    assert brrr.device().peak_flops() == dev.peak_flops() and len(fake_measure) == 3
+    dev = brrr.device(refresh=True)            # ...once, also where the caller measures itself
+    device_module.measured_cpu_peaks(refresh=True)
+    assert dev.peak_bandwidth == measured_by(fake_measure[3])["bandwidth"] and len(fake_measure) == 4
+    with pytest.raises(TypeError, match="refresh must be True or False"):
+        device_module.measured_cpu_peaks(refresh="yes")
+    with pytest.raises(TypeError, match="refresh must be True or False"):
+        brrr.device(refresh=1)
+
+
+def test_a_symlinked_cache_is_replaced_and_its_target_left_untouched(fake_measure, tmp_path, capsys):
+    target = tmp_path / "not-the-cache" / "notes.json"
+    target.parent.mkdir()
+    device_module.measured_cpu_peaks()
+    os.replace(tmp_path / "cpu_peaks.json", target)     # a valid cache, but behind a link
+    before = target.read_bytes()
+    (tmp_path / "cpu_peaks.json").symlink_to(target)
+    capsys.readouterr()
+    peaks = device_module.measured_cpu_peaks()
+    assert target.read_bytes() == before
+    assert not (tmp_path / "cpu_peaks.json").is_symlink()
+    assert len(fake_measure) == 2 and peaks_of(peaks) == measured_by(fake_measure[1])
+    err = capsys.readouterr().err
+    assert "symbolic link" in err and str(tmp_path / "cpu_peaks.json") in err
+
+
+def spoil_entry(change):
+    """A spoiler that applies ``change`` to this machine's entry."""
+    def spoil(data):
+        (entry,) = data["peaks"].values()
+        change(entry)
+        return data
+    return spoil
+
+
+def set_key(key, value):
+    return spoil_entry(lambda entry: entry.__setitem__(key, value(entry)))
+
+
+SPOILERS = {   # name: (spoiler of the valid cache's data, what the warning says)
+    "a list": (lambda data: list(data["peaks"].values()), "JSON array, expected an object"),
+    "an older format": (lambda data: data["peaks"], "no 'schema' version"),
+    "another schema": (lambda data: {**data, "schema": data["schema"] + 1}, "schema"),
+    "peaks not an object": (lambda data: {**data, "peaks": "all"}, "'peaks'"),
+    "a missing key": (spoil_entry(lambda entry: entry.pop("flops_float64")), "'flops_float64' is missing"),
+    "a string": (set_key("bandwidth", lambda e: "fast"), "'bandwidth' is 'fast', expected a finite positive"),
+    "NaN": (set_key("flops_float32", lambda e: float("nan")), "'flops_float32' is nan"),
+    "infinity": (set_key("flops_float32", lambda e: float("inf")), "'flops_float32' is inf"),
+    "a negative number": (set_key("bandwidth", lambda e: -e["bandwidth"]), "'bandwidth' is -"),
+    "zero": (set_key("flops_float64", lambda e: 0), "'flops_float64' is 0"),
+    "a boolean": (set_key("bandwidth", lambda e: True), "'bandwidth' is True"),
+    "no spread": (spoil_entry(lambda entry: entry.pop("spread")), "'spread'"),
+    "a spread out of order": (set_key("spread", lambda e: {**e["spread"], "bandwidth": {
+        "min": e["spread"]["bandwidth"]["max"], "median": e["spread"]["bandwidth"]["median"],
+        "max": e["spread"]["bandwidth"]["min"]}}), "spread of 'bandwidth'"),
+    "a string for quick": (set_key("quick", lambda e: "no"), "'quick' is 'no'"),
+}
+
+
+@pytest.mark.parametrize("spoiler", SPOILERS, ids=list(SPOILERS))
+def test_a_cache_of_the_wrong_shape_is_measured_again_with_one_warning(fake_measure, tmp_path, capsys, spoiler):
+    spoil, reason = SPOILERS[spoiler]
+    path = tmp_path / "cpu_peaks.json"
+    device_module.measured_cpu_peaks()
+    path.write_text(json.dumps(spoil(json.loads(path.read_text()))))
+    capsys.readouterr()
+    peaks = device_module.measured_cpu_peaks()
+    assert len(fake_measure) == 2 and peaks_of(peaks) == measured_by(fake_measure[1])
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "warning" in err and reason in err and str(path) in err
+    assert device_module.measured_cpu_peaks() == peaks and len(fake_measure) == 2   # and the cache is whole again
+
+
+def test_a_cache_that_is_not_json_is_measured_again(fake_measure, tmp_path, capsys):
+    (tmp_path / "cpu_peaks.json").write_text('{"half": ')
+    device_module.measured_cpu_peaks()
+    err = capsys.readouterr().err
+    assert len(fake_measure) == 1 and "not valid JSON" in err and str(tmp_path / "cpu_peaks.json") in err
+
+
+def test_a_failed_save_keeps_the_old_cache(fake_measure, tmp_path, monkeypatch, capsys):
+    path = tmp_path / "cpu_peaks.json"
+    device_module.measured_cpu_peaks()
+    before = path.read_bytes()
+
+    def disk_full_midway(obj, f, **kwargs):
+        f.write('{"schema": ')
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(json, "dump", disk_full_midway)
+    peaks = device_module.measured_cpu_peaks(refresh=True)     # still answers...
+    assert peaks_of(peaks) == measured_by(fake_measure[1])
+    assert path.read_bytes() == before                         # ...and the old cache is whole
+    assert sorted(os.listdir(tmp_path)) == ["cpu_peaks.json", "cpu_peaks.json.lock"]
+    err = capsys.readouterr().err
+    assert "could not save" in err and str(path) in err
+
+
+@pytest.mark.parametrize("bad", ["zero", "negative", "nan"])
+def test_a_bad_measurement_is_repeated_once_then_named(monkeypatch, tmp_path, bad):
+    monkeypatch.setenv("BRRR_CACHE_DIR", str(tmp_path))
+    calls = []
+
+    def fake(quick):
+        calls.append(quick)
+        rates = {name: [float(len(calls))] * 3 for name in PEAK_NAMES}
+        rates["bandwidth"] = [{"zero": 0.0, "negative": -1.0, "nan": float("nan")}[bad]] * 3
+        return rates, "fake"
+
+    monkeypatch.setattr(device_module, "_measure_cpu_rates", fake)
+    with pytest.raises(RuntimeError, match=r"copy bandwidth \(np.copyto\) came out as"):
+        device_module.measured_cpu_peaks()
+    assert len(calls) == 2 and not (tmp_path / "cpu_peaks.json").exists()
+
+
+def test_a_bad_measurement_once_is_replaced_by_the_second(monkeypatch, tmp_path):
+    monkeypatch.setenv("BRRR_CACHE_DIR", str(tmp_path))
+    made = []
+
+    def fake(quick):
+        made.append({name: [float(len(made) + 1)] * 3 for name in PEAK_NAMES})
+        if len(made) == 1:
+            made[0]["bandwidth"] = [0.0] * 3
+        return made[-1], "fake"
+
+    monkeypatch.setattr(device_module, "_measure_cpu_rates", fake)
+    dev = Device(name="cpu", backend="cpu", array_library="numpy", l2_bytes=1)
+    assert dev.ridge == made[1]["flops_float32"][0] / made[1]["bandwidth"][0]   # no ZeroDivisionError
+    assert len(made) == 2
+
+
+RACER = """
+import importlib, json, os, sys, time
+device = importlib.import_module("brrr.device")
+marker, ready = sys.argv[1], sys.argv[2]
+
+def fake(quick):
+    with open(marker, "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    time.sleep(0.5)                                   # long enough for the other run to try too
+    return {name: [float(os.getpid())] * 3 for name in device.PEAK_UNITS}, "fake"
+
+device._measure_cpu_rates = fake
+open(os.path.join(ready, str(os.getpid())), "w").close()
+deadline = time.time() + 60
+while len(os.listdir(ready)) < 2 and time.time() < deadline:   # start both at once
+    time.sleep(0.01)
+print(json.dumps(device.measured_cpu_peaks()))
+"""
+
+
+def test_two_runs_at_once_measure_once(tmp_path):
+    marker, ready = tmp_path / "measured", tmp_path / "ready"
+    ready.mkdir()
+    env = dict(os.environ, BRRR_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.Popen([sys.executable, "-c", RACER, str(marker), str(ready)], cwd=ROOT, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], results
+    assert len(marker.read_text().splitlines()) == 1
+    first, second = (json.loads(out.splitlines()[-1]) for out, _ in results)
+    assert first == second
