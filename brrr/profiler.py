@@ -42,7 +42,9 @@ Counting conventions (documented so the numbers can be checked by hand):
 """
 from __future__ import annotations
 
+import functools
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -202,7 +204,11 @@ def categorise(func) -> str:
 
 # --- recording -----------------------------------------------------------------
 
-def _recorder(calls: list, tracker, state: dict):
+@functools.lru_cache(maxsize=None)
+def _recorder_class():
+    """The dispatch mode that records calls, defined once: a class defined per profile
+    sits in a reference cycle (as every class does), and its methods would keep the
+    recorded tensors alive until the garbage collector next ran."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_map
@@ -211,6 +217,10 @@ def _recorder(calls: list, tracker, state: dict):
         return x.clone() if isinstance(x, torch.Tensor) else x
 
     class Recorder(TorchDispatchMode):
+        def __init__(self, calls: list, tracker, state: dict):
+            super().__init__()
+            self.calls, self.tracker, self.state = calls, tracker, state
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             mutable = func._schema.is_mutable
@@ -226,11 +236,12 @@ def _recorder(calls: list, tracker, state: dict):
                     is_view = bool(outs) and all(p in inputs for p in outs)
                 except (RuntimeError, NotImplementedError):
                     is_view = False
-            module = _innermost(tracker.parents)
-            calls.append(_Call(func, saved_args, saved_kwargs, state["phase"], module, out, is_view))
+            module = _innermost(self.tracker.parents)
+            self.calls.append(_Call(func, saved_args, saved_kwargs, self.state["phase"], module,
+                                    out, is_view))
             return out
 
-    return Recorder()
+    return Recorder
 
 
 def _innermost(parents) -> str:
@@ -251,12 +262,53 @@ def _innermost(parents) -> str:
     return ".".join(common)
 
 
+@contextmanager
+def _left_as_found(model):
+    """Leave ``model`` as it was, whatever runs inside: its parameters' and buffers'
+    values (BatchNorm's running statistics and ``num_batches_tracked``), each
+    parameter's ``.grad`` (the same tensor, unchanged, or None), ``requires_grad``
+    flags, every module's train/eval mode, and the CPU and CUDA random number
+    generators that dropout draws from.
+
+    Gradients are None inside, so a backward pass makes new ones rather than adding
+    into the old ones in place. A tensor is written back only if its value changed
+    (writing into an unchanged parameter would break autograd graphs that saved it);
+    values are compared, not version counters, because ``aten.native_batch_norm``
+    updates the running statistics without bumping theirs.
+    """
+    import torch
+    params = list(model.parameters())
+    values = [(t, t.detach().clone()) for t in params + list(model.buffers())]
+    grads = [(p, p.grad, p.requires_grad) for p in params]
+    modes = [(m, m.training) for m in model.modules()]
+    cpu_rng = torch.get_rng_state()
+    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    for p in params:
+        p.grad = None
+    try:
+        yield
+    finally:
+        with torch.inference_mode():   # which can also write tensors made under it
+            for t, saved in values:
+                if not torch.equal(t, saved):
+                    t.copy_(saved)
+        for p, grad, requires_grad in grads:
+            if p.requires_grad != requires_grad:
+                p.requires_grad_(requires_grad)
+            p.grad = grad
+        for m, training in modes:
+            m.training = training
+        torch.set_rng_state(cpu_rng)
+        if cuda_rng is not None:
+            torch.cuda.set_rng_state_all(cuda_rng)
+
+
 def _run(model, inputs, backward: bool, calls: list):
     """Run ``model(*inputs)`` (and ``out.sum().backward()``) under the recorder."""
     import torch
     from torch.utils.module_tracker import ModuleTracker
     state = {"phase": "forward"}
-    with ModuleTracker() as tracker, _recorder(calls, tracker, state):
+    with ModuleTracker() as tracker, _recorder_class()(calls, tracker, state):
         with torch.set_grad_enabled(backward):
             out = model(*inputs)
         if backward:
@@ -419,11 +471,19 @@ def _check(model, inputs):
     import torch
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    for name, t in [*model.named_parameters(), *model.named_buffers()]:
+        if t.is_meta:
+            raise ValueError(f"model must hold data on a real device (cpu, cuda), but it is on the "
+                             f"'meta' device (its tensor {name!r}), which holds shapes only: "
+                             "initialise or load the weights on a real device first")
     if not inputs:
         raise ValueError("profile(model, *inputs) needs at least one input tensor")
     for i, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"inputs must be torch.Tensor objects; input {i} is {type(x).__name__}")
+        if x.is_meta:
+            raise ValueError(f"inputs must hold data on a real device (cpu, cuda), but input {i} "
+                             "is on the 'meta' device, which holds shapes only")
 
 
 def _shapes(inputs) -> str:
@@ -437,11 +497,13 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
 
     Parameters
     ----------
-    model : a ``torch.nn.Module``; it runs as it is (train or eval mode, its device).
-    inputs : the tensors to call it with.
+    model : a ``torch.nn.Module``; it runs as it is (train or eval mode, its device),
+        and is left as it was found, even if it fails: parameter and buffer values
+        (BatchNorm statistics), gradients, ``requires_grad`` flags, train/eval modes
+        and the random number generators are put back (:func:`_left_as_found`).
+    inputs : the tensors to call it with (not on the 'meta' device).
     backward : also run ``out.sum().backward()`` and add the backward ops
-        (``phase`` column: 'forward', 'loss' or 'backward'). Gradients the
-        parameters had before are put back afterwards.
+        (``phase`` column: 'forward', 'loss' or 'backward').
     repeats : samples per op (None: as many as ``budget`` allows).
     cache : 'flush' (default) empties the last-level cache / L2 before every sample,
         so each op reads its inputs from DRAM, which is what the roofline's memory
@@ -472,79 +534,86 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
         raise TypeError(f"backward must be True or False, got {backward!r}")
     if cache not in ("flush", "hot"):
         raise ValueError(f"cache must be 'flush' or 'hot', got {cache!r}")
+    for flag, value in (("views", views), ("measure", measure), ("merge", merge)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{flag} must be True or False, got {value!r}")
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) \
+            or not (budget > 0 and math.isfinite(budget)):
+        raise ValueError(f"budget must be a positive number of seconds, got {budget!r}")
     bench_kw = _bench_kwargs(repeats, budget, cache, None)
 
-    saved_grads = [(p, p.grad) for p in model.parameters()]
     calls: list = []
     try:
-        _run(model, inputs, backward, calls)
-    except ValueError as exc:
-        if "backward=True" in str(exc):
-            raise
-        raise ValueError(f"the model ({type(model).__name__}) failed on inputs of shape "
-                         f"{_shapes(inputs)}: {type(exc).__name__}: {exc}") from exc
-    except Exception as exc:  # noqa: BLE001 - re-raised with the shapes that caused it
-        raise ValueError(f"the model ({type(model).__name__}) failed on inputs of shape "
-                         f"{_shapes(inputs)}: {type(exc).__name__}: {exc}") from exc
-    finally:
-        for p, g in saved_grads:
-            p.grad = g
+        with _left_as_found(model):
+            try:
+                _run(model, inputs, backward, calls)
+            except ValueError as exc:
+                if "backward=True" in str(exc):
+                    raise
+                raise ValueError(f"the model ({type(model).__name__}) failed on inputs of shape "
+                                 f"{_shapes(inputs)}: {type(exc).__name__}: {exc}") from exc
+            except Exception as exc:  # noqa: BLE001 - re-raised with the shapes that caused it
+                raise ValueError(f"the model ({type(model).__name__}) failed on inputs of shape "
+                                 f"{_shapes(inputs)}: {type(exc).__name__}: {exc}") from exc
 
-    dev = live()
-    roofs: dict = {}
-    overhead = dispatch_overhead(dev) if measure else None
-    timed: dict = {}
-    rows = []
-    for call in calls:
-        if (call.is_view or _name(call.func) in _ALLOCATE_ONLY) and not views:
-            continue
-        if call.is_view:  # a new header on the same memory: no FLOPs, no bytes
-            flops = nbytes = 0
-        else:
-            flops = count_flops(call.func, call.args, call.kwargs, call.out)
-            nbytes = count_bytes(call.func, call.args, call.kwargs, call.out)
-        category = categorise(call.func)
-        dtype = _dtype(call)
-        roof = _roofline_for(dev, dtype, category, roofs)
-        seconds = math.nan
-        if measure:
-            key = _signature(call)
-            if key not in timed:
-                try:
-                    timed[key] = bench(_replayable(call), **bench_kw).median
-                except Exception:  # noqa: BLE001 - an op that cannot be replayed keeps NaN
-                    timed[key] = math.nan
-            seconds = timed[key]
-        t_roof = float(roof.time(flops, nbytes))
-        regime = regime_of(roof, flops, nbytes, overhead)
-        efficiency = t_roof / seconds if seconds > 0 else math.nan
-        rows.append({
-            "op": str(call.func).replace("aten.", "").replace(".default", ""),
-            "phase": call.phase, "module": call.module, "category": category,
-            "input_shapes": tuple(tuple(t.shape) for t in _tensors((call.args, call.kwargs))),
-            "dtype": dtype, "flops": flops, "bytes": nbytes,
-            "intensity": flops / nbytes if nbytes else math.nan,
-            "seconds": seconds, "roofline_seconds": t_roof, "efficiency": efficiency,
-            "regime": regime, "calls": 1})
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    if merge and len(table):
-        table = _merge(table)
-    table.attrs.update({"device": dev.name, "backend": dev.backend, "overhead_seconds": overhead,
-                        "cache": cache, "backward": backward, "model_seconds": math.nan,
-                        "replay_floor_seconds": math.nan, "chapter3_call_seconds": math.nan,
-                        "summary": dev.summary()})
-    if measure:
-        table.attrs["model_seconds"] = _time_model(model, inputs, backward, bench_kw)
-        table.attrs["replay_floor_seconds"] = replay_floor(bench_kw, dev)
-        table.attrs["chapter3_call_seconds"] = chapter3_call(dev)
+            dev = live()
+            roofs: dict = {}
+            overhead = dispatch_overhead(dev) if measure else None
+            timed: dict = {}
+            rows = []
+            for call in calls:
+                if (call.is_view or _name(call.func) in _ALLOCATE_ONLY) and not views:
+                    continue
+                if call.is_view:  # a new header on the same memory: no FLOPs, no bytes
+                    flops = nbytes = 0
+                else:
+                    flops = count_flops(call.func, call.args, call.kwargs, call.out)
+                    nbytes = count_bytes(call.func, call.args, call.kwargs, call.out)
+                category = categorise(call.func)
+                dtype = _dtype(call)
+                roof = _roofline_for(dev, dtype, category, roofs)
+                seconds = math.nan
+                if measure:
+                    key = _signature(call)
+                    if key not in timed:
+                        try:
+                            timed[key] = bench(_replayable(call), **bench_kw).median
+                        except Exception:  # noqa: BLE001 - an op that cannot be replayed keeps NaN
+                            timed[key] = math.nan
+                    seconds = timed[key]
+                t_roof = float(roof.time(flops, nbytes))
+                regime = regime_of(roof, flops, nbytes, overhead)
+                efficiency = t_roof / seconds if seconds > 0 else math.nan
+                rows.append({
+                    "op": str(call.func).replace("aten.", "").replace(".default", ""),
+                    "phase": call.phase, "module": call.module, "category": category,
+                    "input_shapes": tuple(tuple(t.shape)
+                                          for t in _tensors((call.args, call.kwargs))),
+                    "dtype": dtype, "flops": flops, "bytes": nbytes,
+                    "intensity": flops / nbytes if nbytes else math.nan,
+                    "seconds": seconds, "roofline_seconds": t_roof, "efficiency": efficiency,
+                    "regime": regime, "calls": 1})
+            table = pd.DataFrame(rows, columns=COLUMNS)
+            if merge and len(table):
+                table = _merge(table)
+            table.attrs.update({"device": dev.name, "backend": dev.backend,
+                                "overhead_seconds": overhead, "cache": cache, "backward": backward,
+                                "model_seconds": math.nan, "replay_floor_seconds": math.nan,
+                                "chapter3_call_seconds": math.nan, "summary": dev.summary()})
+            if measure:
+                table.attrs["model_seconds"] = _time_model(model, inputs, backward, bench_kw)
+                table.attrs["replay_floor_seconds"] = replay_floor(bench_kw, dev)
+                table.attrs["chapter3_call_seconds"] = chapter3_call(dev)
+    finally:
+        calls.clear()   # the recorded tensors: freed now, even while a traceback holds this frame
     return table
 
 
 def _time_model(model, inputs, backward, bench_kw) -> float:
-    """Median seconds of one whole forward (+ backward) pass, measured like the ops."""
+    """Median seconds of one whole forward (+ backward) pass, measured like the ops.
+    It changes the model's state: :func:`profile` calls it inside :func:`_left_as_found`."""
     import torch
     from .timing import bench
-    params = [(p, p.grad) for p in model.parameters()]
 
     def step():
         with torch.set_grad_enabled(backward):
@@ -553,11 +622,7 @@ def _time_model(model, inputs, backward, bench_kw) -> float:
                 _loss(out).backward()
                 for p in model.parameters():
                     p.grad = None
-    try:
-        return bench(step, **{**bench_kw, "budget": max(bench_kw["budget"], 0.2)}).median
-    finally:
-        for p, g in params:
-            p.grad = g
+    return bench(step, **{**bench_kw, "budget": max(bench_kw["budget"], 0.2)}).median
 
 
 def _merge(table):

@@ -295,3 +295,138 @@ def test_page_tables_have_units_and_no_missing_cells():
     assert "nan" not in profiler.phase_table(train).to_html().lower()
     ivanov = profiler.ivanov_table(table).to_html()
     assert "published (V100)" in ivanov and "99.8%" in ivanov and "700×" in ivanov
+
+
+# --- the profiler leaves the model as it found it ------------------------------------------------
+
+class Mixed(nn.Module):
+    """BatchNorm in train mode, dropout, a submodule in eval mode, a frozen weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 8)
+        self.bn = nn.BatchNorm1d(8)
+        self.drop = nn.Dropout(0.5)
+        self.head = nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4)).eval()
+        self.out = nn.Linear(4, 3)
+        self.out.weight.requires_grad_(False)
+
+    def forward(self, x):
+        return self.out(self.head(self.drop(self.bn(self.fc(x)))))
+
+
+def _state(model):
+    """Everything profile must leave alone, copied."""
+    return {"tensors": {k: v.detach().clone() for k, v in model.state_dict().items()},
+            "grads": {k: p.grad if p.grad is None else (p.grad, p.grad.clone())
+                      for k, p in model.named_parameters()},
+            "requires_grad": {k: p.requires_grad for k, p in model.named_parameters()},
+            "training": {k: m.training for k, m in model.named_modules()},
+            "rng": torch.get_rng_state()}
+
+
+def _assert_same(before, model):
+    after = _state(model)
+    for k, v in before["tensors"].items():
+        assert torch.equal(v, after["tensors"][k]), k
+    for k, p in model.named_parameters():
+        if before["grads"][k] is None:
+            assert p.grad is None, k
+        else:
+            grad, copy = before["grads"][k]
+            assert p.grad is grad and torch.equal(p.grad, copy), k    # the same tensor, unchanged
+    assert after["requires_grad"] == before["requires_grad"]
+    assert after["training"] == before["training"]
+    assert torch.equal(after["rng"], before["rng"])
+
+
+@pytest.mark.parametrize("backward, measure", [(False, False), (True, False), (True, True)])
+def test_profile_leaves_the_model_as_it_found_it(backward, measure):
+    torch.manual_seed(0)
+    model = Mixed()
+    model.fc.weight.grad = torch.ones_like(model.fc.weight)     # an existing gradient; others None
+    x = torch.randn(5, 6)
+    before = _state(model)
+    assert model.training and model.bn.training and not model.head.training
+    table = brrr.profile(model, x, backward=backward, measure=measure, repeats=1, budget=0.01)
+    assert any(op.startswith(("native_dropout", "bernoulli")) for op in table.op)   # dropout ran
+    _assert_same(before, model)
+
+
+def test_profile_leaves_the_model_as_it_found_it_when_the_model_fails():
+    class Fails(nn.Module):
+        def forward(self, x):
+            raise RuntimeError("on purpose")
+    model = nn.Sequential(nn.BatchNorm1d(4), nn.Dropout(0.5), Fails())
+    x = torch.randn(3, 4)
+    before = _state(model)
+    with pytest.raises(ValueError, match="on purpose"):
+        brrr.profile(model, x, backward=True, measure=False)
+    _assert_same(before, model)
+
+
+def test_profile_undoes_what_the_model_itself_changes():
+    class Meddles(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            self.fc.weight.add_(1)                  # allowed: backward=False runs without grad
+            self.fc.bias.requires_grad_(False)
+            self.fc.eval()
+            torch.rand(1)
+            return self.fc(x)
+    model = Meddles()
+    x = torch.randn(2, 3)
+    before = _state(model)
+    brrr.profile(model, x, measure=False)
+    _assert_same(before, model)
+
+
+def _tensors_in(obj):
+    """Every torch.Tensor inside dicts, lists, tuples, sets and DataFrame cells of ``obj``."""
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if hasattr(obj, "attrs") and hasattr(obj, "to_numpy"):          # a DataFrame
+        return _tensors_in(obj.attrs) + _tensors_in(list(obj.to_numpy().ravel())) \
+            + _tensors_in(list(obj.index))
+    if isinstance(obj, dict):
+        return _tensors_in(list(obj.keys())) + _tensors_in(list(obj.values()))
+    if isinstance(obj, (list, tuple, set)):
+        return [t for x in obj for t in _tensors_in(x)]
+    return []
+
+
+def test_profile_keeps_no_activations_alive():
+    """The result holds numbers, not tensors; every recorded activation is freed when profile
+    returns, by reference counting alone (no reference cycle waiting for the garbage collector)."""
+    import gc
+    import weakref
+    model = Mixed()
+    seen = []
+    model.bn.register_forward_hook(lambda module, args, out: seen.append(weakref.ref(out)))
+    gc.collect()
+    gc.disable()
+    try:
+        table = brrr.profile(model, torch.randn(5, 6), backward=True, measure=False)
+        assert seen and all(ref() is None for ref in seen)
+    finally:
+        gc.enable()
+    assert _tensors_in(table) == []
+
+
+def test_meta_device_is_refused():
+    with pytest.raises(ValueError, match=r"model .*'meta' device \(its tensor 'fc\.weight'\)"):
+        brrr.profile(Mixed().to("meta"), torch.randn(5, 6, device="meta"), measure=False)
+    with pytest.raises(ValueError, match=r"inputs.*input 1 is on the 'meta' device"):
+        brrr.profile(Add(), torch.randn(2), torch.randn(2, device="meta"), measure=False)
+
+
+def test_bad_options_name_the_argument():
+    x = torch.randn(1, 2)
+    with pytest.raises(ValueError, match="budget"):
+        brrr.profile(nn.Linear(2, 2), x, budget=-1, measure=False)
+    for flag in ("views", "measure", "merge"):
+        with pytest.raises(TypeError, match=flag):
+            brrr.profile(nn.Linear(2, 2), x, **{flag: "yes"})
