@@ -43,6 +43,15 @@ has nothing to do with fusion. ``op='cos'`` is there for a compute-bound demo;
 it is slow on the CPU (Numba has no vectorised math library here) and is not a
 good bandwidth test.
 
+Bad input is refused before a kernel is chosen, with an error that names the
+argument (one check, :func:`_prepare`, serves every kernel and both back ends):
+arrays must be plain NumPy ndarrays (not ``np.matrix`` or masked arrays:
+``np.asarray`` first) or CuPy arrays, float32 or float64 in the machine's byte
+order (not ``'>f4'``), C-contiguous, all of one shape and dtype; nothing is
+converted or copied behind your back. 0-d and empty arrays work.
+``out`` may be an input itself (in place, e.g. ``scale(x, out=x)``), but a
+different view of the same memory (``copy(x[:-1], out=x[1:])``) is refused.
+
 Outputs: pass ``out=`` (an array of x's shape and dtype) to reuse memory. With
 ``out=None`` a fresh array is allocated on every call, and on the CPU faulting
 in fresh pages can cost more than the kernel itself, so when timing repeated
@@ -68,6 +77,7 @@ DTYPES = ("float32", "float64")
 _C_TYPES = {"float32": "float", "float64": "double"}
 CUDA_BLOCK = 256   # threads per block of every CUDA kernel
 CUDA_UNROLL = 4    # elements each CUDA thread loads before it stores (memory-level parallelism)
+MAX_OPS = 1_000_000  # longest chain: a loop in the kernel, so n costs time (n x size ops), not compile time
 
 
 @dataclass(frozen=True)
@@ -329,7 +339,8 @@ def chain(x, n, op="mul", fused=True, out=None, c=None, d=None, scratch=None):
     is reused (allocated once per shape and dtype, like a framework's caching
     allocator; :func:`free_scratch` lets it go); ``scratch=out`` runs the passes
     in place instead. Fused and unfused give bit-identical results on the CPU.
-    Returns ``out``.
+    ``n`` is an integer from 1 to :data:`MAX_OPS` (a run-time loop count: no
+    recompilation for a new n). Returns ``out``.
     """
     _check_count(n)
     _check_op(op)
@@ -346,7 +357,7 @@ def chain(x, n, op="mul", fused=True, out=None, c=None, d=None, scratch=None):
         if scratch is None:
             scratch = _scratch_like(out)
         else:
-            _prepare({"x": x}, scratch, "scratch")
+            _prepare({"x": x, "out": out}, scratch, "scratch")
     source = x
     for i in range(n):
         target = out if (n - 1 - i) % 2 == 0 else scratch   # the last pass writes out
@@ -412,13 +423,13 @@ def _library(a):
     return None
 
 
-def _dtype_name(dtype) -> str:
+def _dtype_name(dtype, what: str = "dtype") -> str:
     try:
         name = np.dtype(dtype).name
     except TypeError:
         name = str(dtype)
     if name not in DTYPES:
-        raise ValueError(f"dtype must be float32 or float64, got {name}")
+        raise ValueError(f"{what} must be float32 or float64, got {name}")
     return name
 
 
@@ -430,8 +441,8 @@ def _check_op(op):
 def _check_count(n):
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise TypeError(f"n (the number of ops) must be an integer, got {type(n).__name__}")
-    if n < 1:
-        raise ValueError(f"n (the number of ops) must be >= 1, got {n}")
+    if not 1 <= n <= MAX_OPS:
+        raise ValueError(f"n (the number of ops) must be >= 1 and <= MAX_OPS = {MAX_OPS:,}, got {n}")
 
 
 def _scalar(name, value):
@@ -440,8 +451,37 @@ def _scalar(name, value):
     return value
 
 
+def _check_array(name, a, lib, first_name, first):
+    """Raise unless ``a`` is a plain, native-order, C-contiguous float array like ``first``."""
+    if _library(a) != lib:
+        raise TypeError(f"{name} must be a {lib} array like {first_name}, got {type(a).__name__}")
+    if lib == "numpy" and type(a) is not np.ndarray:   # np.matrix, masked arrays, ...
+        raise TypeError(f"{name} must be a plain numpy.ndarray, got {type(a).__name__}; "
+                        f"np.asarray({name}) gives one")
+    _dtype_name(a.dtype, f"{name}'s dtype")
+    if a.shape != first.shape or a.dtype != first.dtype:
+        raise ValueError(f"{name} must have shape {first.shape} and dtype {first.dtype} (those of "
+                         f"{first_name}), got shape {a.shape} and dtype {a.dtype}")
+    if not a.dtype.isnative:
+        raise ValueError(f"{name} must be in the machine's byte order, got dtype {a.dtype.str!r}; "
+                         f"convert with {name}.astype({a.dtype.name!r})")
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous, got strides {a.strides}; "
+                         f"{lib}.ascontiguousarray({name}) copies it into one")
+
+
+def _address(a) -> int:
+    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+
+
 def _prepare(arrays: dict, out, out_name: str = "out"):
-    """Check the input arrays and ``out``; allocate ``out`` if None. Returns (*arrays, out)."""
+    """Check the input arrays and ``out``; allocate ``out`` if None. Returns (*arrays, out).
+
+    The one check behind every kernel, on either back end, before one is chosen.
+    ``out`` may be one of the inputs itself (in place: each element is read before
+    it is written), but not a different view of the same memory: an ``out`` that
+    partly overlaps an input would read elements already overwritten.
+    """
     first_name, first = next(iter(arrays.items()))
     lib = _library(first)
     if lib is None:
@@ -449,28 +489,16 @@ def _prepare(arrays: dict, out, out_name: str = "out"):
                         f"CuPy array (runs on the GPU), got {type(first).__name__}; "
                         "convert with np.asarray(...) first")
     for name, a in arrays.items():
-        if _library(a) != lib:
-            raise TypeError(f"{name} must be a {lib} array like {first_name}, got {type(a).__name__}")
-        _dtype_name(a.dtype)
-        if a.dtype != first.dtype:
-            raise ValueError(f"{name} has dtype {a.dtype}, but {first_name} has {first.dtype}; "
-                             "cast one so they match")
-        if a.shape != first.shape:
-            raise ValueError(f"{name} has shape {a.shape}, but {first_name} has {first.shape}")
-        if not a.flags.c_contiguous:
-            raise ValueError(f"{name} must be C-contiguous (use ascontiguousarray first)")
+        _check_array(name, a, lib, first_name, first)
+    xp = np if lib == "numpy" else __import__("cupy")
     if out is None:
-        xp = np if lib == "numpy" else __import__("cupy")
-        out = xp.empty(first.shape, dtype=first.dtype)
-    else:
-        if _library(out) != lib:
-            raise TypeError(f"{out_name} must be a {lib} array like {first_name}, "
-                            f"got {type(out).__name__}")
-        if out.shape != first.shape or out.dtype != first.dtype:
-            raise ValueError(f"{out_name} must have shape {first.shape} and dtype {first.dtype}, "
-                             f"got shape {out.shape} and dtype {out.dtype}")
-        if not out.flags.c_contiguous:
-            raise ValueError(f"{out_name} must be C-contiguous")
-        if lib == "numpy" and not out.flags.writeable:
-            raise ValueError(f"{out_name} must be writeable")
+        return (*arrays.values(), xp.empty(first.shape, dtype=first.dtype))
+    _check_array(out_name, out, lib, first_name, first)
+    if lib == "numpy" and not out.flags.writeable:
+        raise ValueError(f"{out_name} must be writeable")
+    for name, a in arrays.items():
+        # Same shape, dtype and C-contiguous: overlapping bounds with another start is a partial overlap.
+        if out.size and xp.may_share_memory(out, a) and _address(out) != _address(a):
+            raise ValueError(f"{out_name} partly overlaps {name} in memory (a different view of the "
+                             f"same buffer); pass {out_name}={name} to work in place, or a separate array")
     return (*arrays.values(), out)

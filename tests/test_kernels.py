@@ -228,6 +228,111 @@ def test_bad_chain_arguments():
         K.chain(x, 2, c="1")
 
 
+def overlapping_calls():
+    """(call, argument named in the error) where out is another view of an input's buffer."""
+    b = np.arange(16, dtype=np.float32)
+    y = np.ones(8, np.float32)
+    return [
+        (lambda: K.copy(b[:8], out=b[1:9]), "out partly overlaps x"),
+        (lambda: K.copy(b[1:9], out=b[:8]), "out partly overlaps x"),
+        (lambda: K.scale(b[:8], out=b[4:12]), "out partly overlaps x"),
+        (lambda: K.add(y, b[:8], out=b[2:10]), "out partly overlaps y"),
+        (lambda: K.triad(b[:8].reshape(2, 4), b[8:].reshape(2, 4), out=b[6:14].reshape(2, 4)),
+         "out partly overlaps x"),
+        (lambda: K.chain(b[:8], 3, out=b[1:9]), "out partly overlaps x"),
+        (lambda: K.chain(b[:8], 3, fused=False, out=b[1:9]), "out partly overlaps x"),
+        (lambda: K.chain(y, 3, fused=False, out=b[:8], scratch=b[4:12]), "scratch partly overlaps out"),
+        (lambda: K.chain(b[:8], 3, fused=False, out=y, scratch=b[2:10]), "scratch partly overlaps x"),
+    ], b
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_out_overlapping_an_input_is_refused(case):
+    calls, buffer = overlapping_calls()
+    fn, message = calls[case]
+    before = buffer.copy()
+    with pytest.raises(ValueError, match=message):
+        fn()
+    np.testing.assert_array_equal(buffer, before)   # refused before anything was written
+
+
+def test_in_place_and_disjoint_views_still_work(rng):
+    """out may BE an input (in place), and views of one buffer that do not overlap are fine."""
+    x0 = rng.standard_normal(1000).astype(np.float32)
+    y0 = rng.standard_normal(1000).astype(np.float32)
+    for name in ("copy", "scale", "add", "triad"):
+        for target in ("x", "y") if name in ("add", "triad") else ("x",):
+            x, y = x0.copy(), y0.copy()
+            out = x if target == "x" else y
+            assert call(name, x, y, 1.5, out=out) is out
+            np.testing.assert_array_equal(out, numpy_reference(name, x0, y0, 1.5))
+    for fused in (True, False):
+        x = x0.copy()
+        assert K.chain(x, 5, op="fma", fused=fused, out=x, scratch=x) is x
+        np.testing.assert_array_equal(x, chain_reference(x0, 5, "fma", 0.5, 0.5))
+    b = np.zeros(16, np.float32)
+    b[:8] = x0[:8]
+    K.scale(b[:8], 2.0, out=b[8:])
+    np.testing.assert_array_equal(b[8:], np.float32(2.0) * x0[:8])
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")   # np.matrix
+@pytest.mark.parametrize("fn, error, message", [
+    (lambda x: K.copy(np.matrix(x)), TypeError, "x must be a plain numpy.ndarray, got matrix"),
+    (lambda x: K.add(x[None], np.matrix(x)), TypeError, "y must be a plain numpy.ndarray, got matrix"),
+    (lambda x: K.copy(x, out=np.ma.array(x)), TypeError, "out must be a plain numpy.ndarray, got MaskedArray"),
+    (lambda x: K.copy(x.astype(">f4")), ValueError, "x must be in the machine's byte order"),
+    (lambda x: K.chain(x.astype(">f4"), 2), ValueError, "x must be in the machine's byte order"),
+    (lambda x: K.add(x, x.astype(">f4")), ValueError, "y must have .*dtype float32.*got .*dtype >f4"),
+    (lambda x: K.copy(x, out=x.astype(">f4")), ValueError, "out must have .*dtype float32.*got .*dtype >f4"),
+    (lambda x: K.scale(x.astype(np.int64)), ValueError, "x's dtype must be float32 or float64, got int64"),
+    (lambda x: K.add(x, x.astype(np.complex64)), ValueError, "y's dtype must be float32 or float64"),
+    (lambda x: K.triad(x, x, out=x.astype(object)), ValueError, "out's dtype must be float32 or float64"),
+    (lambda x: K.copy(x, out=np.empty((2, 4), np.float32)), ValueError, r"out must have shape \(8,\)"),
+    (lambda x: K.add(x, x[:1].reshape(())), ValueError, r"y must have shape \(8,\).*got shape \(\)"),
+    (lambda x: K.copy(np.ones((4, 4), np.float32)[:, :2]), ValueError, "x must be C-contiguous"),
+])
+def test_unsupported_arrays_name_the_argument(fn, error, message):
+    with pytest.raises(error, match=message):
+        fn(np.arange(8, dtype=np.float32))
+
+
+def test_zero_d_and_empty_arrays(rng):
+    for shape in ((), (0,), (3, 0)):
+        x = rng.standard_normal(shape).astype(np.float64)
+        y = rng.standard_normal(shape).astype(np.float64)
+        for name in ("copy", "scale", "add", "triad"):
+            got = call(name, x, y, 1.5)
+            assert got.shape == shape
+            np.testing.assert_array_equal(got, numpy_reference(name, x, y, 1.5))
+        np.testing.assert_array_equal(K.chain(x, 3, op="fma"), chain_reference(x, 3, "fma", 0.5, 0.5))
+
+
+def test_chain_length_is_checked():
+    x = np.ones(8, np.float32)
+    for n in (0, -1, K.MAX_OPS + 1, 2 ** 63):
+        with pytest.raises(ValueError, match=f"n .*>= 1 and <= MAX_OPS = {K.MAX_OPS:,}, got {n}"):
+            K.chain(x, n)
+    for n in (True, np.bool_(True), 2.0, np.float64(3), "3", None):
+        with pytest.raises(TypeError, match="n .* must be an integer"):
+            K.chain(x, n)
+    with pytest.raises(ValueError, match="MAX_OPS"):
+        K.traffic("chain", x, n=K.MAX_OPS + 1)
+    np.testing.assert_array_equal(K.chain(x, np.int64(3)), chain_reference(x, 3, "mul", 0.999, 0.0))
+
+
+def test_longest_chain_is_a_loop_and_returns_quickly(rng):
+    """n = MAX_OPS runs as a run-time loop (no new compile per n) and finishes in well under a second
+    of work on a small array; x * -1 applied an even / odd number of times gives x / -x exactly."""
+    import time
+    x = rng.standard_normal(2 * K.NUMBA_BLOCK + 3).astype(np.float32)
+    K.chain(x, 1, c=-1.0)   # compile outside the timed region
+    start = time.perf_counter()
+    np.testing.assert_array_equal(K.chain(x, K.MAX_OPS, c=-1.0), x)
+    np.testing.assert_array_equal(K.chain(x, K.MAX_OPS - 1, c=-1.0), -x)
+    assert time.perf_counter() - start < 20
+
+
 def test_torch_tensors_are_refused_clearly():
     torch = pytest.importorskip("torch")
     with pytest.raises(TypeError, match="got Tensor"):

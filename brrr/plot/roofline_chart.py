@@ -18,23 +18,46 @@ def _main_label(ceilings: dict, value: float, default: str) -> str:
     return default
 
 
-def _points(points):
-    """(label, intensity FLOP/byte, FLOP/s, reference) for every record with FLOPs, bytes, seconds."""
+def _points(points, name: str = "points"):
+    """(label, intensity FLOP/byte, FLOP/s, reference) for every record with FLOPs, bytes, seconds.
+
+    Records with zero FLOPs (a copy) are skipped: they have no place on a log FLOP/s axis.
+    Any other record must give a finite, positive intensity and rate, else ValueError.
+    """
     if points is None:
         return []
     groups = points if isinstance(points, (list, tuple)) and points and hasattr(points[0], "records") \
         else [points]
     out = []
-    for group in groups:
+    for g, group in enumerate(groups):
         ref = _is_reference(group)
-        frame = _frame(group)
+        try:
+            frame = _frame(group)
+        except TypeError as e:
+            raise TypeError(f"{name}: {e}") from None
+        if frame.empty:
+            continue
         for col in ("flops", "nbytes", "seconds"):
             if col not in frame:
-                raise ValueError(f"points need a {col!r} field per record (FLOPs, bytes, seconds)")
-        for rec in frame.to_dict("records"):
-            if not rec["flops"] or not rec["nbytes"] or not rec["seconds"]:
-                continue  # a copy does no FLOPs: it has no place on a log FLOP/s axis
-            out.append((_point_label(rec), rec["flops"] / rec["nbytes"], rec["flops"] / rec["seconds"], ref))
+                raise ValueError(f"{name} need a {col!r} field per record (FLOPs, bytes, seconds)")
+        for i, rec in enumerate(frame.to_dict("records")):
+            try:
+                flops, nbytes, seconds = (np.float64(rec[c]) for c in ("flops", "nbytes", "seconds"))
+            except (TypeError, ValueError):
+                flops = nbytes = seconds = np.float64(math.nan)
+            if flops == 0:
+                continue  # a copy does no FLOPs
+            with np.errstate(all="ignore"):
+                intensity, rate = float(flops / nbytes), float(flops / seconds)
+            if not (0 < intensity < math.inf and 0 < rate < math.inf):
+                where = f"record {i}" + (f" of result {g}" if len(groups) > 1 else "")
+                what = rec.get("label") or rec.get("op")
+                if what:
+                    where += f" ({what})"
+                got = ", ".join(f"{c}={rec[c]!r}" for c in ("flops", "nbytes", "seconds"))
+                raise ValueError(f"{name}: {where} has intensity {intensity:g} FLOP/byte and rate {rate:g} "
+                                 f"FLOP/s; both must be finite and > 0 on log axes (got {got})")
+            out.append((_point_label(rec), intensity, rate, ref))
     return out
 
 
@@ -61,9 +84,10 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
         ceilings are drawn thin and labelled. ``None`` draws only the measured roof.
     points : measurements to place on it: a Result, DataFrame or list of records
         with ``flops``, ``nbytes`` and ``seconds`` (records without FLOPs, such as
-        a copy, are skipped), or a list of Results. Every point gets a legend
-        entry; with four points or fewer they are also labelled on the plot
-        (``annotate_points`` overrides).
+        a copy, are skipped; NaN, infinite, zero or negative values in any other
+        raise ValueError), or a list of Results; empty (``[]``) draws the roofs
+        alone. Every point gets a legend entry; with four points or fewer they
+        are also labelled on the plot (``annotate_points`` overrides).
     measured : the measured roof, dashed: a Roofline or a ``measure_roofline`` Result.
     device : a Device or its summary dict, for the title (default: from the results' meta).
 
@@ -86,7 +110,7 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
     groups = points if isinstance(points, (list, tuple)) else [points]
     info = _device_info(measured_result, *groups, device=device)
     ref_roofs = [_roof_of(run) for run in refs]
-    ref_pts = [[p for p in _points(run)] for run in refs]
+    ref_pts = [_points(run, "reference") for run in refs]
     roofs = [r for r in (roof, measured) if r is not None] + ref_roofs
     ridges = [r.ridge for r in roofs]
     if xlim is None:
