@@ -189,24 +189,34 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "CPU"
 
 
-def last_level_cache_bytes() -> int:
-    """Size of the largest CPU cache in bytes (Linux sysfs; 32 MiB if it can't be read)."""
-    best = 0
+def cpu_caches() -> dict:
+    """CPU data/unified cache sizes by level name ('L1d', 'L2', 'L3'), bytes (Linux sysfs)."""
     base = "/sys/devices/system/cpu/cpu0/cache"
+    out = {}
     try:
-        for entry in os.listdir(base):
-            try:
-                with open(os.path.join(base, entry, "size")) as f:
-                    text = f.read().strip().upper()
-            except OSError:
-                continue
-            mult = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1:], 1)
-            digits = text.rstrip("KMG")
-            if digits.isdigit():
-                best = max(best, int(digits) * mult)
+        entries = sorted(os.listdir(base))
     except OSError:
-        pass
-    return best or 32 * 1024 ** 2
+        return out
+    for entry in entries:
+        try:
+            def read(name):
+                with open(os.path.join(base, entry, name)) as f:
+                    return f.read().strip()
+            level, kind, size = read("level"), read("type"), read("size").upper()
+        except OSError:
+            continue
+        if kind == "Instruction":
+            continue
+        mult = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(size[-1:], 1)
+        digits = size.rstrip("KMG")
+        if digits.isdigit():
+            out[f"L{level}" + ("d" if kind == "Data" else "")] = int(digits) * mult
+    return out
+
+
+def last_level_cache_bytes() -> int:
+    """Size of the largest CPU data cache in bytes (Linux sysfs; 32 MiB if it can't be read)."""
+    return max(cpu_caches().values(), default=0) or 32 * 1024 ** 2
 
 
 def _cpu_device() -> Device:

@@ -57,7 +57,7 @@ def roofline_explorer(roof: Roofline = None, intensity: float = 1.0, nbytes: flo
 
     The point on the roofline moves with them, and a line below says the
     regime and the least time the kernel can take. ``roof`` defaults to an
-    A100's FP32 roof from the spec table (seed 002's example), so the explorer
+    A100's FP32 roof from the spec table (the example of He 2022), so the explorer
     never measures anything.
 
     ``static=None`` picks: interactive where ipywidgets and a live kernel are

@@ -6,9 +6,12 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow  # runs every benchmark (minutes)
 def test_run_all_quick_prints_every_figure(tmp_path):
     out = tmp_path / "bench.json"
     done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run_all.py"),

@@ -164,7 +164,7 @@ def test_pointwise_uses_a_given_roof_and_skips_fused_without_kernels(monkeypatch
 
 
 def test_predicted_and_measured_knee():
-    roof = brrr.Roofline(peak_flops=19.5e12, peak_bandwidth=1.5e12)     # A100 FP32 (seed 002)
+    roof = brrr.Roofline(peak_flops=19.5e12, peak_bandwidth=1.5e12)     # A100 FP32 (He 2022)
     assert predicted_knee(roof, "float32") == pytest.approx(13 * 8)    # ~100 ops per element
     assert predicted_knee(roof, "float64") == pytest.approx(13 * 16)
     flat_then_linear = [{"variant": "fused", "repeat": r, "seconds": max(1.0, r / 8)} for r in (1, 2, 4, 8, 16, 32)]

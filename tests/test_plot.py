@@ -82,7 +82,7 @@ def test_roofline_axes_labels_and_title():
     words = " ".join(texts(fig))
     assert "spec sheet (NVIDIA A100 40GB)" in words and "measured roof" in words
     assert "FP16 / BF16 tensor 312 TFLOP/s" in words        # equal ceilings share one label
-    assert "ridge 13 FLOP/byte" in words                     # 19.5 TFLOP/s / 1.5 TB/s (seed 002)
+    assert "ridge 13 FLOP/byte" in words                     # 19.5 TFLOP/s / 1.5 TB/s (He 2022)
     assert "triad 11.4 MiB" in words and "matmul n=512" in words
     styles = {line.get_linestyle() for line in ax.lines}
     assert "-" in styles and "--" in styles                  # spec solid, measured dashed

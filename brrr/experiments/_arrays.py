@@ -8,7 +8,6 @@ CuPy or PyTorch on a CUDA GPU. This module hides the three spellings of
 from __future__ import annotations
 
 import math
-import os
 
 from .. import config
 from ..device import _normalise_dtype, device as live_device
@@ -141,34 +140,10 @@ def timing_fields(t, nbytes: float, flops: float) -> dict:
     return fields
 
 
-def cpu_caches() -> dict:
-    """CPU data/unified cache sizes by level name ('L1d', 'L2', 'L3'), bytes (Linux sysfs)."""
-    base = "/sys/devices/system/cpu/cpu0/cache"
-    out = {}
-    try:
-        entries = sorted(os.listdir(base))
-    except OSError:
-        return out
-    for entry in entries:
-        try:
-            def read(name):
-                with open(os.path.join(base, entry, name)) as f:
-                    return f.read().strip()
-            level, kind, size = read("level"), read("type"), read("size").upper()
-        except OSError:
-            continue
-        if kind == "Instruction":
-            continue
-        mult = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(size[-1:], 1)
-        digits = size.rstrip("KMG")
-        if digits.isdigit():
-            out[f"L{level}" + ("d" if kind == "Data" else "")] = int(digits) * mult
-    return out
-
-
 def caches(dev) -> dict:
     """Cache sizes worth marking on a plot: CPU levels from sysfs, a GPU's L2."""
     if dev.backend == "cpu":
+        from ..device import cpu_caches
         return cpu_caches() or {"LLC": dev.l2_bytes}
     return {"L2": dev.l2_bytes} if dev.l2_bytes else {}
 

@@ -2,7 +2,7 @@
 
 A GPU has two kinds of arithmetic units: tensor cores, which only multiply
 small matrices, and general (CUDA-core) units for everything else. Horace He's
-article (seed 002) puts an A100 at 312 TFLOP/s on the first and 19.5 TFLOP/s
+article (He 2022) puts an A100 at 312 TFLOP/s on the first and 19.5 TFLOP/s
 on the second, about 16x apart. :func:`elementwise_vs_matmul` measures the
 same gap live, on four operations:
 

@@ -8,7 +8,7 @@ roofline (Williams et al., 2009) therefore predicts a speed-up of ``k``; once th
 fused kernel's intensity ``k * flops_per_op / (2 * itemsize)`` passes the ridge
 point it becomes compute-bound and the speed-up stops growing, capped at
 ``2 * itemsize * ridge / flops_per_op``. Horace He's "Making Deep Learning Go
-Brrrr" (seed 002) makes the same argument for ``x.cos().cos()``.
+Brrrr From First Principles" (He 2022) makes the same argument for ``x.cos().cos()``.
 
 :func:`fusion_speedup` measures both sides with several fusers:
 

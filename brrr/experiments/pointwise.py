@@ -6,7 +6,7 @@ in one fused kernel, each element is read once and written once whatever
 ``repeat`` is, so the runtime stays flat while the kernel is memory-bound and
 only starts to grow once the arithmetic takes longer than the memory traffic.
 The knee sits where the intensity ``repeat / (2 * itemsize)`` FLOP/byte crosses
-the ridge point; seed 002 puts it at roughly 100 operations per element for
+the ridge point; He (2022) puts it at roughly 100 operations per element for
 FP32 on an A100.
 
 Run eagerly (one kernel per ``x * 2``, as plain PyTorch does), every repeat

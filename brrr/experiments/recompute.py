@@ -15,7 +15,7 @@ Two ways to keep fewer of them, both measured here:
   min-cut "rematerialization" partitioner of AOTAutograd) saves the input of a
   fused chain of pointwise ops and recomputes the chain inside the fused
   backward kernel, instead of saving every intermediate. Horace He's "Making
-  Deep Learning Go Brrrr" (seed 002) explains why that is nearly free: the
+  Deep Learning Go Brrrr From First Principles" (2022) explains why that is nearly free: the
   recomputed ops are memory-bound, so their math hides behind loads that
   happen anyway.
 
