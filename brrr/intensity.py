@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass, asdict, field
 from typing import Optional
 
@@ -394,6 +395,7 @@ def trace_layers(model, input_shape) -> list:
     first = first if first is not None else next(iter(model.buffers()), None)
     dtype = first.dtype if first is not None and first.is_floating_point() else torch.float32
     device = first.device if first is not None else torch.device("cpu")
+    _check_fits(shape, dtype, device)
 
     records, handles = [], []
 
@@ -415,9 +417,9 @@ def trace_layers(model, input_shape) -> list:
     for name, module in model.named_modules():
         if next(module.children(), None) is None:
             handles.append(module.register_forward_hook(hook(name)))
-    was_training = model.training
-    model.eval()
+    modes = [(m, m.training) for m in model.modules()]
     try:
+        model.eval()
         x = torch.zeros(shape, dtype=dtype, device=device)
         with torch.no_grad():
             model(x)
@@ -426,8 +428,33 @@ def trace_layers(model, input_shape) -> list:
     finally:
         for h in handles:
             h.remove()
-        model.train(was_training)
+        for m, training in modes:   # each module's own mode, as it was
+            m.training = training
     return records
+
+
+def _available_bytes(device) -> Optional[int]:
+    """Free memory on ``device`` in bytes (None where it can't be told, or on 'meta')."""
+    import torch
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    if device.type == "cpu":
+        try:
+            return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return None
+    return None
+
+
+def _check_fits(shape: tuple, dtype, device) -> None:
+    """Refuse, before allocating, an input of ``shape`` larger than the free memory."""
+    import torch
+    need = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+    free = _available_bytes(device)
+    if free is not None and need > free:
+        raise ValueError(f"input_shape={shape} needs {need / 2**30:.3g} GiB for the input alone, but "
+                          f"{device} has {free / 2**30:.3g} GiB free; use a smaller shape, or move the "
+                          "model to torch.device('meta') to trace shapes without memory")
 
 
 def model_intensity(model, input_shape, convention: str = "blobs", alpha: float = DEFAULT_ALPHA,

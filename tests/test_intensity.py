@@ -251,6 +251,22 @@ def test_errors_name_the_problem():
         I.compare_with_paper(["googlenet"])
 
 
+def test_an_input_that_cannot_fit_is_refused_before_allocating():
+    net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU())
+    with pytest.raises(ValueError, match=r"input_shape=\(1, 3, 100000, 100000\) needs .* GiB .*meta"):
+        I.model_intensity(net, (1, 3, 100000, 100000))
+    assert not net[0]._forward_hooks, "no hook is left behind"
+    meta_net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU()).to("meta")
+    assert I.model_intensity(meta_net, (1, 3, 100000, 100000)).macs > 0   # meta: shapes only, no memory
+
+
+def test_tracing_leaves_every_module_in_its_own_mode():
+    net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.Dropout(0.5)).train()
+    net[2].eval()                                  # a submodule in eval mode inside a training model
+    I.model_intensity(net, (1, 3, 16, 16))
+    assert net.training and net[0].training and net[1].training and not net[2].training
+
+
 def test_measure_conv_record(monkeypatch):
     monkeypatch.setenv("BRRR_QUICK", "1")
     rec = I.measure_conv("depthwise", M=16, N=16, S_o=8, S_k=3)
