@@ -2,9 +2,12 @@
 
 How it measures (after ``triton.testing.do_bench`` and ``torch.utils.benchmark``):
 
-1. Estimate: call ``fn`` through the warm-up period, which also compiles JITs
-   and faults pages in; the warm-up calls give a first estimate of one call.
-2. Plan: from that estimate, choose how many samples fit the time budget.
+1. Warm up: call ``fn`` until the warm-up period passes (at least once), which
+   also compiles JITs and faults pages in; the warm calls estimate one call.
+2. Plan: take as many samples as fit the time budget, at least one: on the CPU
+   until the budget is spent, on a GPU (asynchronous) as many as the estimate
+   says fit. A slow function costs the warm-up and the budget plus a call or
+   two, however large ``min_samples`` is (too few samples give a warning).
 3. Measure: on a GPU, CUDA events around each call, with L2 flushed before each
    sample by writing a buffer twice the L2's size (``cache='flush'``), or not
    (``cache='hot'``), or whole CUDA graphs of many calls (``cuda_graph=True``)
@@ -13,12 +16,14 @@ How it measures (after ``triton.testing.do_bench`` and ``torch.utils.benchmark``
    blocked auto-range (many calls per sample) with ``cache='hot'``.
 4. Judge: the timer measures its own floor (an empty call, the same way) and
    warns, in plain words, when a result is overhead-dominated, noisy,
-   cache-resident or faster than the device's spec allows.
+   cache-resident, faster than the device's spec allows, or has fewer samples
+   than asked for.
 
 All times are seconds. Raw samples are kept.
 """
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from dataclasses import dataclass, field, asdict
@@ -123,12 +128,40 @@ def format_seconds(seconds: float) -> str:
     return f"{rounded / 1e-9:.3g} ns"
 
 
-def _positive(name, value):
+def _positive(name, value, zero_ok=False, unit="") -> float:
+    """``value`` as a float: a finite number (not a bool), above zero (or at least zero)."""
+    what = f"{'non-negative' if zero_ok else 'positive'} finite number{unit}"
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not value > 0 or not math.isfinite(value):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        raise TypeError(f"{name} must be a {what}, got {type(value).__name__}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+        raise ValueError(f"{name} must be a {what}, got {value!r}")
     return float(value)
+
+
+def _count(name, value) -> int:
+    """``value`` as an int: a whole number (not a bool) of at least one."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value!r}")
+    return int(value)
+
+
+_LAZY = (("generator", inspect.isgeneratorfunction, inspect.isgenerator),
+         ("coroutine", inspect.iscoroutinefunction, inspect.iscoroutine),
+         ("async generator", inspect.isasyncgenfunction, inspect.isasyncgen))
+
+
+def _refuse_lazy(obj, is_result=False):
+    """TypeError if calling ``obj`` (fn) makes a generator or coroutine, or, with ``is_result``,
+    if ``obj`` (what fn returned) is one."""
+    for kind, makes, is_one in _LAZY:
+        if (is_one if is_result else makes)(obj):
+            if is_result and hasattr(obj, "close"):
+                obj.close()  # no 'coroutine was never awaited' warning
+            raise TypeError(f"fn creates a {kind}: timing it would time the creation of the {kind}, "
+                            f"not the work. Time a function that runs it to the end, e.g. "
+                            f"lambda: list(gen()) or lambda: asyncio.run(coro()).")
 
 
 # --- CPU -----------------------------------------------------------------------
@@ -271,8 +304,10 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
     ----------
     fn, args : the call to time. On a GPU it may return before the GPU finishes;
         events and synchronisation take care of that.
-    warmup : seconds of warm-up calls (JIT compilation, page faults, clocks) (default 0.05).
-    budget : seconds of measuring, at most, once warmed up (default 0.5; a fifth in quick mode).
+    warmup : seconds of warm-up calls (JIT compilation, page faults, clocks), counted
+        from the first call, which is always made (default 0.05; 0: the first call only).
+    budget : seconds of measuring once warmed up (default 0.5; a fifth in quick mode):
+        sampling stops when it is spent, so the last sample may run over by one call.
     cache : 'flush' (default) empties L2 / the last-level cache before every sample,
         so data comes from DRAM; 'hot' leaves it warm (on the CPU: blocked auto-range,
         many calls per sample).
@@ -282,17 +317,23 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
         result reports GB/s and FLOP/s and can warn about cache or spec violations.
     backend : 'cuda' or 'cpu' to override the live device (time NumPy code on a GPU
         machine with backend='cpu').
-    min_samples, max_samples : bounds on the number of samples.
+    min_samples, max_samples : the number of samples wanted, and the most taken.
+        The budget wins: if fewer than ``min_samples`` fit in it, bench takes what
+        fits (at least one) and says so in the warnings.
+
+    ``fn`` must do its work when called: a generator or coroutine function (or one
+    returning a generator or coroutine) is refused with a TypeError.
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-    _positive("budget", budget)
-    if isinstance(warmup, bool) or not isinstance(warmup, (int, float)) or warmup < 0:
-        raise ValueError(f"warmup must be a number of seconds >= 0, got {warmup!r}")
+    _refuse_lazy(fn)
+    budget = _positive("budget", budget, unit=" of seconds")
+    warmup = _positive("warmup", warmup, zero_ok=True, unit=" of seconds")  # 0: the first call only
     if cache not in ("flush", "hot"):
         raise ValueError(f"cache must be 'flush' or 'hot', got {cache!r}")
-    if not isinstance(min_samples, int) or not isinstance(max_samples, int) or not 1 <= min_samples <= max_samples:
-        raise ValueError(f"need 1 <= min_samples <= max_samples, got {min_samples}, {max_samples}")
+    min_samples, max_samples = _count("min_samples", min_samples), _count("max_samples", max_samples)
+    if min_samples > max_samples:
+        raise ValueError(f"min_samples ({min_samples}) must be at most max_samples ({max_samples})")
     for name, value in (("nbytes", nbytes), ("flops", flops)):
         if value is not None:
             _positive(name, value)
@@ -308,71 +349,86 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
     if config.quick_mode():
         budget, warmup = budget / 5, warmup / 5
 
+    warm_until = time.perf_counter() + warmup
+    _refuse_lazy(fn(*args), is_result=True)  # the first call: compiles JITs, faults pages in
     if backend == "cpu":
         from .device import last_level_cache_bytes
         llc = last_level_cache_bytes()
-        timing = _bench_cpu(fn, args, warmup, budget, cache, min_samples, max_samples, llc)
+        timing = _bench_cpu(fn, args, warm_until, budget, cache, max_samples, llc)
     else:
         llc = dev.l2_bytes
-        timing = _bench_gpu(fn, args, warmup, budget, cache, cuda_graph, min_samples,
-                            max_samples, _GpuClock(dev.array_library, dev.l2_bytes))
+        timing = _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples,
+                            _GpuClock(dev.array_library, dev.l2_bytes))
     timing.nbytes, timing.flops, timing.label = nbytes, flops, label
-    timing.warnings = _judge(timing, llc, dev if backend == dev.backend else None)
+    timing.warnings = _judge(timing, llc, dev if backend == dev.backend else None, min_samples, budget)
     return timing
 
 
-def _warm_up(call, warmup: float) -> float:
-    """Call until ``warmup`` seconds pass (at least twice); median seconds of the later calls."""
+def _warm_up(call, warm_until: float, most: int = 10_000) -> list:
+    """Seconds of each ``call()`` made before ``warm_until`` (a perf_counter time); none if it has passed."""
     times = []
-    deadline = time.perf_counter() + warmup
-    while len(times) < 2 or time.perf_counter() < deadline:
+    while len(times) < most and time.perf_counter() < warm_until:
         times.append(call())
-        if len(times) >= 10_000:
-            break
-    later = times[1:]
-    return max(float(np.median(later)), 1e-9)
+    return times
 
 
-def _bench_cpu(fn, args, warmup, budget, cache, min_samples, max_samples, llc):
+def _collect(take, deadline: float, max_samples: int, samples: list) -> list:
+    """Append ``take()`` to ``samples`` until ``deadline`` (perf_counter seconds); 1 to max_samples in all."""
+    while len(samples) < max_samples and (not samples or time.perf_counter() < deadline):
+        samples.append(take())
+    return samples
+
+
+def _bench_cpu(fn, args, warm_until, budget, cache, max_samples, llc):
     clock = _CpuClock(llc)
-    estimate = _warm_up(lambda: clock.time_calls(fn, args, 1, flush=False), warmup)
+    one_call = lambda: clock.time_calls(fn, args, 1, flush=False)  # noqa: E731
+    warm = _warm_up(one_call, warm_until)
+    if cache == "flush":
+        clock.flush()  # allocates the flush buffer and faults it in, before the budget starts
+    deadline = time.perf_counter() + budget
     if cache == "hot":
-        number = max(1, math.ceil(CPU_BLOCK_SECONDS / estimate))
-        count = int(min(max(budget / (estimate * number), min_samples), max_samples))
-        samples = [clock.time_calls(fn, args, number, flush=False) for _ in range(count)]
+        first = [] if warm else [one_call()]  # the first call used up the warm-up: time one more
+        number = max(1, math.ceil(CPU_BLOCK_SECONDS / max(float(np.median(warm or first)), 1e-9)))
+        samples = first if number == 1 else []  # one warm call is a hot sample of one call
+        take = lambda: clock.time_calls(fn, args, number, flush=False)  # noqa: E731
     else:
-        number = 1
-        flush_start = time.perf_counter()
-        clock.flush()
-        flush_seconds = time.perf_counter() - flush_start
-        count = int(min(max(budget / (estimate + flush_seconds), min_samples), max_samples))
-        samples = [clock.time_calls(fn, args, 1, flush=True) for _ in range(count)]
+        number, samples = 1, []
+        take = lambda: clock.time_calls(fn, args, 1, flush=True)  # noqa: E731
+    samples = _collect(take, deadline, max_samples, samples)
     return Timing(samples=samples, floor=_floor(clock, cache), backend="cpu", mode=cache,
                   calls_per_sample=number)
 
 
-def _bench_gpu(fn, args, warmup, budget, cache, cuda_graph, min_samples, max_samples, clock):
+def _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples, clock):
     flush = cache == "flush" and not cuda_graph
-    fn(*args)
-    clock.synchronize()
-    estimate = max(float(np.median(clock.time_many(fn, args, 5, flush))), 1e-7)
-    clock.time_many(fn, args, max(1, int(warmup / estimate)) if warmup else 0, flush)
+    clock.synchronize()  # bench made the first call
+    one_call = lambda: clock.time_many(fn, args, 1, flush)[0]  # noqa: E731
+    warm = _warm_up(one_call, warm_until, most=5)  # up to five synchronised calls estimate one
+    samples = [] if warm else [one_call()]  # the first call used up the warm-up: time one more
+    estimate = max(float(np.median(warm or samples)), 1e-7)
+    left = warm_until - time.perf_counter()
+    clock.time_many(fn, args, int(left / estimate) if left > 0 else 0, flush)  # the rest, back to back
     if cuda_graph:
         calls = int(min(max(1e-3 / estimate, 1), 1000))  # graphs of about a millisecond
         launch = clock.capture(fn, args, calls)
-        count = int(min(max(budget / (estimate * calls), min_samples), max_samples))
+        count = int(min(max(budget / (estimate * calls), 1), max_samples))
         launch()
         totals = clock.time_many(launch, (), count, flush=False)
         return Timing(samples=[t / calls for t in totals], floor=_floor(clock, "graph") / calls,
                       backend="cuda", mode="graph", calls_per_sample=calls)
-    count = int(min(max(budget / estimate, min_samples), max_samples))
-    samples = clock.time_many(fn, args, count, flush)
+    count = int(min(max(budget / estimate, 1), max_samples))  # events are asynchronous: plan, no deadline
+    samples += clock.time_many(fn, args, count - len(samples), flush)
     return Timing(samples=samples, floor=_floor(clock, cache), backend="cuda", mode=cache)
 
 
-def _judge(t: Timing, llc_bytes: int, dev) -> list:
+def _judge(t: Timing, llc_bytes: int, dev, min_samples: int, budget: float) -> list:
     """Plain-words warnings about a result (empty when it looks trustworthy)."""
     notes = []
+    if len(t.samples) < min_samples:
+        n = len(t.samples)
+        notes.append(f"few samples: only {n} sample{'s' * (n > 1)} fit in the {format_seconds(budget)} "
+                     f"budget (min_samples={min_samples}), so the spread is "
+                     f"{'unknown' if n == 1 else 'a rough guess'}; raise the budget for more.")
     if t.median < OVERHEAD_FACTOR * t.floor:
         notes.append(f"overhead-dominated: the call took {format_seconds(t.median)}, less than "
                      f"{OVERHEAD_FACTOR:g}x what timing an empty call costs ({format_seconds(t.floor)}); "

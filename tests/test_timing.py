@@ -11,10 +11,11 @@ from brrr.timing import Timing, bench, format_seconds
 
 
 def test_sleep_is_measured_in_seconds():
-    t = bench(time.sleep, 0.002, budget=0.05, warmup=0.0)
+    t = bench(time.sleep, 0.002, budget=0.2, warmup=0.0)  # room for 5 samples with flushes on a busy machine
     assert 0.002 <= t.median < 0.05       # sleep never returns early; the unit is seconds
     assert t.min <= t.median
     assert len(t.samples) >= 5 and t.calls_per_sample == 1
+    assert not any(w.startswith("few samples") for w in t.warnings)
 
 
 def test_hot_mode_blocks_many_calls_of_a_tiny_function():
@@ -115,9 +116,61 @@ def test_bad_arguments_are_named(kwargs, error, word):
         bench(lambda: None, **kwargs)
 
 
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(warmup=float("inf")), ValueError, "warmup must be a non-negative finite number of seconds"),
+    (dict(warmup=float("nan")), ValueError, "warmup must be a non-negative finite number of seconds"),
+    (dict(warmup=True), TypeError, "warmup must be a non-negative finite number of seconds"),
+    (dict(warmup="0.1"), TypeError, "warmup must be a non-negative finite number of seconds"),
+    (dict(budget=float("inf")), ValueError, "budget must be a positive finite number of seconds"),
+    (dict(budget=float("nan")), ValueError, "budget must be a positive finite number of seconds"),
+    (dict(budget=True), TypeError, "budget must be a positive finite number of seconds"),
+    (dict(min_samples=True), TypeError, "min_samples must be an integer"),
+    (dict(min_samples=2.5), TypeError, "min_samples must be an integer"),
+    (dict(max_samples=0), ValueError, "max_samples must be at least 1"),
+    (dict(max_samples=False), TypeError, "max_samples must be an integer"),
+    (dict(min_samples=6, max_samples=3), ValueError, r"min_samples \(6\) must be at most max_samples \(3\)"),
+])
+def test_bad_options_say_what_was_expected(kwargs, error, message):
+    calls = []
+    with pytest.raises(error, match=message):
+        bench(lambda: calls.append(1), **kwargs)
+    assert not calls  # refused before anything runs
+
+
 def test_not_callable():
     with pytest.raises(TypeError, match="fn must be callable"):
         bench(3)
+
+
+def _numbers():
+    yield from range(3)
+
+
+async def _sleep_a_little():
+    time.sleep(0.001)
+
+
+@pytest.mark.parametrize("fn, kind", [
+    (_numbers, "generator"),
+    (_sleep_a_little, "coroutine"),
+    (lambda: (i for i in range(3)), "generator"),   # returns one: caught at the first call
+    (lambda: _sleep_a_little(), "coroutine"),
+])
+def test_generators_and_coroutines_are_refused(fn, kind):
+    # Timing them would time the creation of a generator or coroutine, not the work.
+    with pytest.raises(TypeError, match=f"fn creates a {kind}"):
+        bench(fn, budget=0.01, warmup=0.0)
+
+
+@pytest.mark.parametrize("cache", ["flush", "hot"])
+def test_a_slow_function_keeps_to_the_budget(cache):
+    # One call is longer than the budget: the warm-up call and one sample fit, not min_samples=5.
+    start = time.perf_counter()
+    t = bench(time.sleep, 0.3, budget=0.2, warmup=0.01, cache=cache)
+    wall = time.perf_counter() - start
+    assert wall < 1.5                                   # two calls of 0.3 s, and room for a busy machine
+    assert len(t.samples) >= 1 and t.min >= 0.3 and t.calls_per_sample == 1
+    assert any(w.startswith("few samples") for w in t.warnings)
 
 
 def test_gpu_only_modes_refused_without_a_gpu():
