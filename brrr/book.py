@@ -42,8 +42,9 @@ def _where(dev) -> str:
         return ("a CUDA GPU. Its roofs come from its spec sheet (`brrr.specs`), and the experiments "
                 "run with CuPy and PyTorch on it.")
     if dev.backend == "cuda":
-        return ("a CUDA GPU that `brrr` has no spec sheet for, so its roofs are the ones `brrr` "
-                "measured on it.")
+        return ("a CUDA GPU that `brrr` has no spec sheet for: its roofs are derived from the clocks, "
+                "memory bus and SM count it reports (not datasheet figures), and the chapters compare "
+                "against the roofs `brrr` measures on it.")
     return ("the CPU: no CUDA GPU was found. Every experiment runs on the CPU (NumPy, Numba, "
             "PyTorch), and its roofs are measured on this CPU, not looked up.")
 

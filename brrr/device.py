@@ -1,8 +1,9 @@
 """Which device is live (a CUDA GPU via CuPy or PyTorch, else the CPU) and its peaks.
 
-GPU peaks come from the spec table in :mod:`brrr.specs` (each with its source).
-CPU peaks are *measured* on first use (NumPy copy bandwidth on a buffer far larger
-than the last-level cache, float32/float64 matmul FLOP/s) and cached on disk in
+GPU peaks come from the spec table in :mod:`brrr.specs` (each with its source) or, for a
+GPU the table lacks, are derived from its device properties (:func:`brrr.specs.derived_spec`);
+a GPU never gets CPU peaks. CPU peaks are *measured* on first use (NumPy copy bandwidth on a
+buffer far larger than the last-level cache, float32/float64 matmul FLOP/s) and cached on disk in
 ``<cache dir>/cpu_peaks.json`` (see :func:`measured_cpu_peaks` and :mod:`brrr.cache`).
 """
 from __future__ import annotations
@@ -55,11 +56,18 @@ class Device:
             self._measured = _cpu_peaks_entry(not_before=self._peaks_not_before)
         return self._measured
 
+    def _no_gpu_peaks(self):
+        raise RuntimeError(f"no peaks for the GPU {self.name}: brrr.specs has no entry for it and its clocks "
+                           f"could not be read (install CuPy, or a PyTorch whose device properties have "
+                           f"clock_rate, memory_clock_rate and memory_bus_width)")
+
     @property
     def peak_bandwidth(self) -> float:
-        """DRAM bandwidth in bytes/s (spec on a known GPU, measured on the CPU)."""
+        """DRAM bandwidth in bytes/s (spec or derived on a GPU, measured on the CPU)."""
         if self.spec is not None:
             return self.spec.bandwidth
+        if self.backend == "cuda":
+            self._no_gpu_peaks()
         return self._cpu_peaks()["bandwidth"]
 
     def peak_flops(self, dtype="float32", tensor_cores: bool = False) -> float:
@@ -67,6 +75,8 @@ class Device:
 
         Where a GPU has no tensor cores for that dtype (a T4 and TF32, say) the
         general-math figure is returned; :meth:`has_tensor_cores` tells which.
+        FP64 without a spec figure is the FP32 figure times the FP64:FP32 lane ratio
+        of the GPU's compute capability (:func:`brrr.specs.fp64_peak`).
         On the CPU both come from a measured matmul of that dtype (float16 and
         bfloat16 fall back to float32, which is how NumPy computes them).
         """
@@ -74,11 +84,13 @@ class Device:
         if not isinstance(tensor_cores, bool):
             raise TypeError(f"tensor_cores must be True or False, got {tensor_cores!r}")
         if self.spec is None:
+            if self.backend == "cuda":
+                self._no_gpu_peaks()
             peaks = self._cpu_peaks()
             return peaks["flops_float64"] if dtype == "float64" else peaks["flops_float32"]
         s = self.spec
         if dtype == "float64":
-            return s.fp64 or s.fp32 / 32
+            return specs.fp64_peak(s)
         if tensor_cores and self.has_tensor_cores(dtype):
             return {"float32": s.tf32_tensor, "float16": s.fp16_tensor, "bfloat16": s.bf16_tensor}[dtype]
         return s.fp32
@@ -97,7 +109,7 @@ class Device:
         if self.spec is not None:
             return self.spec.source
         if self.backend == "cuda":
-            return "unknown GPU: no spec sheet in brrr.specs; peaks measured on this machine"
+            return "unknown GPU: no entry in brrr.specs and its clocks could not be read; no peaks"
         p = self._cpu_peaks()
         return f"measured on this machine ({p['date']}, {p['method']})"
 
@@ -147,18 +159,49 @@ class Device:
 
 
 # --- detection ---------------------------------------------------------------
+#
+# Both detectors turn the device's properties into a dict with the keys of CuPy's
+# getDeviceProperties (units as CUDA gives them: kHz, bits, bytes) and hand it to gpu_spec.
+
+_TORCH_PROPERTIES = {"name": "name", "major": "major", "minor": "minor",
+                     "multiProcessorCount": "multi_processor_count", "l2CacheSize": "L2_cache_size",
+                     "clockRate": "clock_rate", "memoryClockRate": "memory_clock_rate",
+                     "memoryBusWidth": "memory_bus_width"}
+
+
+def gpu_spec(name: str, props: dict) -> Optional[specs.GpuSpec]:
+    """The spec of the GPU ``name`` with CUDA device properties ``props`` (CuPy's keys).
+
+    Its table entry when the name is one of the entry's aliases and the SM count agrees
+    (a variant sold under the same name, or a MIG slice, does not); else peaks derived
+    from ``props`` (:func:`brrr.specs.derived_spec`); else, where ``props`` lack the
+    clocks, the table entry or None.
+    """
+    spec = specs.lookup(name)
+    sms = props.get("multiProcessorCount")
+    if spec is not None and (not sms or sms == spec.sm_count):
+        return spec
+    try:
+        return specs.derived_spec(name, props)
+    except ValueError:
+        return spec
+
+
+def _gpu_device(name: str, props: dict, array_library: str) -> Device:
+    spec = gpu_spec(name, props)
+    l2 = props.get("l2CacheSize") or (spec.l2_bytes if spec else 0)
+    return Device(name=name, backend="cuda", array_library=array_library, l2_bytes=int(l2), spec=spec,
+                  sm_count=int(props.get("multiProcessorCount") or 0) or None)
+
 
 def _cuda_with_cupy() -> Optional[Device]:
     try:
         import cupy
         if not cupy.cuda.is_available():
             return None
-        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        props = dict(cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id))
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        spec = specs.lookup(name)
-        return Device(name=name, backend="cuda", array_library="cupy",
-                      l2_bytes=int(props.get("l2CacheSize") or (spec.l2_bytes if spec else 0)),
-                      spec=spec, sm_count=int(props.get("multiProcessorCount", 0)) or None)
+        return _gpu_device(name, props, "cupy")
     except Exception:  # CuPy installed but no driver, no GPU, or a broken install
         return None
 
@@ -168,11 +211,9 @@ def _cuda_with_torch() -> Optional[Device]:
         import torch
         if not torch.cuda.is_available():
             return None
-        props = torch.cuda.get_device_properties(torch.cuda.current_device())
-        spec = specs.lookup(props.name)
-        l2 = getattr(props, "L2_cache_size", 0) or (spec.l2_bytes if spec else 0)
-        return Device(name=props.name, backend="cuda", array_library="torch", l2_bytes=int(l2),
-                      spec=spec, sm_count=props.multi_processor_count)
+        p = torch.cuda.get_device_properties(torch.cuda.current_device())
+        props = {key: getattr(p, attr) for key, attr in _TORCH_PROPERTIES.items() if hasattr(p, attr)}
+        return _gpu_device(str(props["name"]), props, "torch")
     except Exception:
         return None
 

@@ -20,7 +20,8 @@ COMPUTE, MEMORY, OVERHEAD = "compute-bound", "memory-bound", "overhead-bound"
 
 def has_spec_sheet(summary: dict) -> bool:
     """Whether a device (its ``Device.summary()`` dict) takes its peaks from a spec sheet:
-    a GPU that :mod:`brrr.specs` knows. A CPU's or an unknown GPU's peaks are measured."""
+    a GPU that :mod:`brrr.specs` knows. A CPU's peaks are measured; an unknown GPU's are derived
+    from its properties (clocks, bus width, SM count), which is no spec sheet either."""
     return summary.get("backend") == "cuda" and not summary.get("source", "").startswith("unknown GPU")
 
 

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -325,3 +326,105 @@ def test_two_runs_at_once_measure_once(tmp_path):
     assert len(marker.read_text().splitlines()) == 1
     first, second = (json.loads(out.splitlines()[-1]) for out, _ in results)
     assert first == second
+
+
+# --- GPU detection, with CuPy or PyTorch replaced by fakes (no GPU needed) --------------------
+
+def fake_cupy(props):
+    """A stand-in for the ``cupy`` module on a machine with one GPU whose properties are ``props``."""
+    cuda = types.SimpleNamespace(is_available=lambda: True, Device=lambda: types.SimpleNamespace(id=0),
+                                 runtime=types.SimpleNamespace(getDeviceProperties=lambda i: dict(props)))
+    return types.SimpleNamespace(cuda=cuda)
+
+
+def detect_gpu(monkeypatch, name, library="cupy", **props):
+    """brrr.device() on a machine whose one GPU, seen through ``library``, has these CuPy-style
+    properties; measuring the CPU fails the test."""
+    monkeypatch.delenv("BRRR_DEVICE", raising=False)
+
+    def no_cpu_peaks(*args, **kwargs):
+        raise AssertionError("a GPU got the CPU's peaks")
+
+    monkeypatch.setattr(device_module, "_cpu_peaks_entry", no_cpu_peaks)
+    if library == "cupy":
+        monkeypatch.setitem(sys.modules, "cupy", fake_cupy({"name": name.encode(), **props}))
+    else:
+        import torch
+        names = {"multiProcessorCount": "multi_processor_count", "l2CacheSize": "L2_cache_size",
+                 "clockRate": "clock_rate", "memoryClockRate": "memory_clock_rate",
+                 "memoryBusWidth": "memory_bus_width"}
+        fake = types.SimpleNamespace(name=name, **{names.get(k, k): v for k, v in props.items()})
+        monkeypatch.setitem(sys.modules, "cupy", None)   # `import cupy` fails
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+        monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: fake)
+    return brrr.device(refresh=True)
+
+
+B200_LIKE = dict(major=10, minor=0, multiProcessorCount=148, clockRate=1965000, memoryClockRate=3996000,
+                 memoryBusWidth=8192, l2CacheSize=126 * 2**20)
+
+
+def test_an_unknown_gpu_gets_peaks_derived_from_its_properties_not_the_cpus(monkeypatch):
+    dev = detect_gpu(monkeypatch, "NVIDIA B200", **B200_LIKE)
+    p = B200_LIKE
+    assert (dev.backend, dev.array_library, dev.sm_count, dev.l2_bytes) == ("cuda", "cupy", 148, 126 * 2**20)
+    assert dev.peak_bandwidth == pytest.approx(p["memoryClockRate"] * 1e3 * 2 * p["memoryBusWidth"] / 8)
+    assert dev.peak_flops() == pytest.approx(p["multiProcessorCount"] * p["clockRate"] * 1e3 * 128 * 2)
+    assert not dev.has_tensor_cores("float16") and dev.peak_flops("float16", True) == dev.peak_flops()
+    assert "derived from the device's properties, not a datasheet figure" in dev.source
+    from brrr import cli
+    from brrr.roofline import has_spec_sheet
+    info = cli.device_info(dev)                     # what `brrr info` shows
+    assert "derived" in info["peaks_source"] and set(info["peak_flops_per_s"]) == {"float64", "float32"}
+    assert not has_spec_sheet(dev.summary())        # the book does not call derived peaks a spec sheet
+
+
+def test_an_unknown_gpu_seen_through_pytorch_gets_derived_peaks(monkeypatch):
+    a10g = dict(major=8, minor=6, multiProcessorCount=80, clockRate=1710000, memoryClockRate=6251000,
+                memoryBusWidth=384, l2CacheSize=6 * 2**20)
+    dev = detect_gpu(monkeypatch, "NVIDIA A10G", library="torch", **a10g)
+    assert (dev.backend, dev.array_library) == ("cuda", "torch")
+    assert dev.peak_flops() == pytest.approx(80 * 1710e6 * 128 * 2)   # 128 FP32 lanes per SM on 8.6
+    assert dev.peak_bandwidth == pytest.approx(6251e6 * 2 * 384 / 8)
+    assert "derived" in dev.source and dev.spec is not specs.GPU_SPECS["A10"]   # not the A10's datasheet
+
+
+def test_a_gpu_whose_clocks_cannot_be_read_has_no_peaks_rather_than_the_cpus(monkeypatch):
+    dev = detect_gpu(monkeypatch, "NVIDIA B200", library="torch", major=10, minor=0, multiProcessorCount=148)
+    assert dev.backend == "cuda" and dev.spec is None and dev.source.startswith("unknown GPU")
+    with pytest.raises(RuntimeError, match="NVIDIA B200"):
+        dev.peak_bandwidth
+    with pytest.raises(RuntimeError, match="clocks"):
+        dev.peak_flops()
+
+
+def test_a_known_gpu_is_found_by_its_exact_name(monkeypatch):
+    dev = detect_gpu(monkeypatch, "NVIDIA L40S", major=8, minor=9, multiProcessorCount=142, clockRate=2520000,
+                     memoryClockRate=9001000, memoryBusWidth=384, l2CacheSize=96 * 2**20)
+    assert dev.spec is specs.GPU_SPECS["L40S"] and dev.peak_bandwidth == 864e9
+    assert dev.source.startswith("NVIDIA L40S GPU datasheet")
+
+
+def test_a_variant_with_another_sm_count_gets_derived_peaks(monkeypatch):
+    # The RTX 3080 12GB reports the 10GB card's name but has 70 SMs and a 384-bit bus.
+    dev = detect_gpu(monkeypatch, "NVIDIA GeForce RTX 3080", major=8, minor=6, multiProcessorCount=70,
+                     clockRate=1710000, memoryClockRate=9501000, memoryBusWidth=384)
+    assert dev.spec is not specs.GPU_SPECS["RTX-3080"] and "derived" in dev.source
+    assert dev.peak_bandwidth == pytest.approx(9501e6 * 2 * 384 / 8)
+
+
+def test_t4_has_no_bf16_or_tf32_tensor_cores(monkeypatch):
+    dev = detect_gpu(monkeypatch, "Tesla T4", major=7, minor=5, multiProcessorCount=40, clockRate=1590000,
+                     memoryClockRate=5001000, memoryBusWidth=256, l2CacheSize=4 * 2**20)
+    assert dev.spec is specs.GPU_SPECS["T4"]
+    assert not dev.has_tensor_cores("bfloat16") and not dev.has_tensor_cores("float32")
+    assert dev.has_tensor_cores("float16")
+    assert dev.peak_flops("bfloat16", tensor_cores=True) == dev.peak_flops("float32") == 8.1e12
+    assert dev.peak_flops("float16", tensor_cores=True) == 65e12
+
+
+def test_fp64_without_a_datasheet_figure_uses_the_fp64_lane_ratio():
+    l4 = gpu_device("L4")          # compute capability 8.9: 2 FP64 lanes per 128 FP32 lanes
+    assert l4.peak_flops("float64") == pytest.approx(30.3e12 / 64)
+    assert gpu_device("H100-SXM").peak_flops("float64") == 34e12
