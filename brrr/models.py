@@ -8,8 +8,9 @@ convolution of a bottleneck), SqueezeNet with ceil-mode pooling at 227x227. Wher
 torchvision has the same network, the parameter counts agree with it
 (VGG-16 138,357,544; ResNet-50 25,557,032; MobileNet V2 3,504,872; ...).
 
-Residual additions and concatenations are modules (:class:`Add`, :class:`Concat`)
-so that forward hooks, and so :func:`brrr.intensity.model_intensity`, see them.
+Residual additions and concatenations are modules (:class:`Add`, :class:`Concat`), so
+that a printed network shows them; :func:`brrr.intensity.model_intensity` counts at the
+operator level and gives the same figures for ``out + identity`` and ``torch.cat``.
 
     from brrr import models
     net = models.vgg16()              # or models.get("vgg16")
@@ -29,7 +30,7 @@ __all__ = ["Add", "Concat", "alexnet", "vgg16", "nin", "resnet18", "resnet50", "
 # --- building blocks -------------------------------------------------------------
 
 class Add(nn.Module):
-    """Elementwise sum of its inputs (a residual connection), as a module hooks can see."""
+    """Elementwise sum of its inputs (a residual connection), as a module."""
 
     def forward(self, *tensors):
         out = tensors[0]
@@ -39,7 +40,7 @@ class Add(nn.Module):
 
 
 class Concat(nn.Module):
-    """Concatenation along ``dim`` (channels by default), as a module hooks can see."""
+    """Concatenation along ``dim`` (channels by default), as a module."""
 
     def __init__(self, dim: int = 1):
         super().__init__()

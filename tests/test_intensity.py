@@ -1,10 +1,12 @@
-"""brrr.intensity: the DI paper's Table II/III exactly, its Table VIII rows, and clear errors."""
+"""brrr.intensity: the DI paper's Table II/III exactly, its Table VIII rows, the same counts
+however a network is written (modules or functional code, checked against hand counts), and clear errors."""
 import math
 
 import pytest
 
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
 
 from brrr import intensity as I  # noqa: E402
 from brrr import models  # noqa: E402
@@ -159,8 +161,9 @@ def test_blob_counting_on_a_small_model():
     assert r.weights == (3 * 9 * 4 + 4) + 8 + (64 * 10 + 10)
     assert r.macs == 8 * 8 * 4 * 27 + 64 * 10
     layer = I.model_intensity(net, (1, 3, 8, 8), convention="layer")
-    # per layer ifmap + ofmap: conv 192+256, BN 512, ReLU 512, pool 256+64, Flatten 128, Dropout 128, FC 64+10
-    assert layer.activations == 448 + 512 + 512 + 320 + 128 + 128 + 74
+    # per layer ifmap + ofmap: conv 192+256, BN 512, ReLU 512, pool 256+64, Dropout 128, FC 64+10;
+    # Flatten is a view that reads and writes nothing (as nn.Identity, or x.view(...) written functionally)
+    assert layer.activations == 448 + 512 + 512 + 320 + 0 + 128 + 74
     assert (layer.macs, layer.weights) == (r.macs, r.weights)
     assert list(r.layers["layer"])[0] == "input" and "input" not in list(layer.layers["layer"])
     assert r.layers["activations"].sum() == r.activations
@@ -322,3 +325,247 @@ def test_measure_convs_keeps_its_roof(monkeypatch):
     t = I.conv_table(r)
     rec = r.records[0]
     assert t.loc[0, "share of the roof"] == pytest.approx(rec["achieved_flops"] / rec["attainable_flops"])
+
+
+# --- counting by operator: a network counts the same however it is written ---------------------
+
+def totals(net, shape, convention="blobs"):
+    r = I.model_intensity(net, shape, convention)
+    return r.macs, r.weights, r.activations
+
+
+class ResidualModules(nn.Module):
+    """conv-BN-ReLU-conv-BN, add the input, ReLU, every step a module (ReLU modules, an Add module)."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv1, self.conv2 = (nn.Conv2d(c, c, 3, padding=1, bias=False) for _ in range(2))
+        self.bn1, self.bn2 = nn.BatchNorm2d(c), nn.BatchNorm2d(c)
+        self.relu1, self.relu2, self.add = nn.ReLU(), nn.ReLU(), models.Add()
+
+    def forward(self, x):
+        out = self.bn2(self.conv2(self.relu1(self.bn1(self.conv1(x)))))
+        return self.relu2(self.add(out, x))
+
+
+class ResidualFunctional(ResidualModules):
+    """The same block as torchvision writes it: F.relu and ``out += identity``."""
+
+    def forward(self, x):
+        identity = x
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out += identity
+        return F.relu(out)
+
+
+class ResidualBare(ResidualModules):
+    """The same block calling no module at all: F.conv2d, F.batch_norm, torch.relu_, ``out + x``."""
+
+    def forward(self, x):
+        def bn(t, m):
+            return F.batch_norm(t, m.running_mean, m.running_var, m.weight, m.bias, False)
+        out = torch.relu_(bn(F.conv2d(x, self.conv1.weight, padding=1), self.bn1))
+        out = bn(F.conv2d(out, self.conv2.weight, padding=1), self.bn2)
+        return torch.relu(out + x)
+
+
+def test_residual_block_by_hand_however_written():
+    c, s = 4, 8
+    n = c * s * s                          # 256 elements in every feature map of the block
+    macs = 2 * n * c * 9                   # two 3x3 convolutions, c input channels: 18,432
+    weights = 2 * (c * c * 9) + 2 * (2 * c)  # two filters banks, two BatchNorms (scale, shift): 304
+    # input n; conv1 n; BN + Scale 2n; ReLU n; conv2 n; BN + Scale 2n; add n; ReLU n
+    blobs = n + n + 2 * n + n + n + 2 * n + n + n
+    # ifmap + ofmap: conv, BN and ReLU 2n each, twice; add 3n (two inputs, one output)
+    layer = 2 * (2 * n) + 2 * (2 * n) + 2 * (2 * n) + 3 * n
+    assert (blobs, layer) == (10 * n, 15 * n) == (2560, 3840)
+    for block in (ResidualModules, ResidualFunctional, ResidualBare):
+        assert totals(block(c), (1, c, s, s)) == (macs, weights, blobs), block.__name__
+        assert totals(block(c), (1, c, s, s), "layer") == (macs, weights, layer), block.__name__
+        with torch.device("meta"):
+            assert totals(block(c), (1, c, s, s)) == (macs, weights, blobs), block.__name__
+
+
+class FireModules(models.Fire):
+    """SqueezeNet's fire module as brrr.models writes it: ReLU modules and a Concat module."""
+
+
+class FireFunctional(models.Fire):
+    """The same fire module with F.relu and torch.cat (as torchvision writes it)."""
+
+    def forward(self, x):
+        x = F.relu(self.squeeze[0](x))
+        return torch.cat([F.relu(self.expand1[0](x)), F.relu(self.expand3[0](x))], 1)
+
+
+def test_concat_block_by_hand_however_written():
+    cin, sq, e1, e3, s = 8, 4, 8, 8, 6
+    p = s * s                                            # 36 positions
+    macs = p * sq * cin + p * e1 * sq + p * e3 * sq * 9  # squeeze 1x1, expand 1x1, expand 3x3: 12,672
+    weights = (cin * sq + sq) + (sq * e1 + e1) + (sq * e3 * 9 + e3)   # with biases: 372
+    # input; squeeze conv + ReLU; expand1 conv + ReLU; expand3 conv + ReLU; the concatenation
+    blobs = cin * p + 2 * sq * p + 2 * e1 * p + 2 * e3 * p + (e1 + e3) * p
+    assert (macs, weights, blobs) == (12_672, 372, 2304)
+    for block in (FireModules, FireFunctional):
+        assert totals(block(cin, sq, e1, e3), (1, cin, s, s)) == (macs, weights, blobs), block.__name__
+    layer = [totals(block(cin, sq, e1, e3), (1, cin, s, s), "layer") for block in (FireModules, FireFunctional)]
+    assert layer[0] == layer[1]
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention with nn.Linear projections, ``q @ k.transpose(-2, -1)``, a
+    Softmax module and ``@ v``; ``how='functional'`` writes F.linear, torch.matmul and F.softmax,
+    ``how='sdpa'`` F.scaled_dot_product_attention."""
+
+    def __init__(self, d_model=8, heads=2, how="operators"):
+        super().__init__()
+        self.heads, self.how = heads, how
+        self.q, self.k, self.v, self.o = (nn.Linear(d_model, d_model) for _ in range(4))
+        self.softmax = nn.Softmax(dim=-1)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        e = d // self.heads
+
+        def split(t):
+            return t.view(b, n, self.heads, e).transpose(1, 2)
+        if self.how == "functional":
+            q, k, v = (split(F.linear(x, m.weight, m.bias)) for m in (self.q, self.k, self.v))
+            y = torch.matmul(F.softmax(torch.matmul(q, k.transpose(-2, -1)) * e ** -0.5, dim=-1), v)
+        else:
+            q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+            if self.how == "sdpa":
+                y = F.scaled_dot_product_attention(q, k, v)
+            else:
+                y = self.softmax((q @ k.transpose(-2, -1)) * e ** -0.5) @ v
+        return self.o(y.transpose(1, 2).reshape(b, n, d))
+
+
+def test_attention_by_hand_however_written():
+    b, n, d, h = 1, 6, 8, 2
+    e = d // h                                   # 4 per head
+    tokens, scores = b * n * d, b * h * n * n    # 48 elements per token tensor, 72 per score matrix
+    macs = 4 * (b * n * d * d) + 2 * (b * h * n * n * e)   # q, k, v, o projections; Q K^T and P V: 2,112
+    weights = 4 * (d * d + d)                                # 288
+    # input; q, k, v; Q K^T, scaled, softmax; P V; output projection (views and reshapes: nothing)
+    blobs = tokens + 3 * tokens + 3 * scores + tokens + tokens
+    # ifmap + ofmap: projections 2 x tokens each (4 of them); Q K^T reads q and k, writes scores;
+    # the scaling and the softmax read and write scores; P V reads P and v, writes tokens
+    layer = 4 * 2 * tokens + (2 * tokens + scores) + 2 * scores + 2 * scores + (scores + 2 * tokens)
+    assert (macs, blobs, layer) == (2112, 504, 1008)
+    for how in ("operators", "functional"):
+        for device in ("cpu", "meta"):
+            with torch.device(device):
+                net = Attention(d, h, how)
+            assert totals(net, (b, n, d)) == (macs, weights, blobs), (how, device)
+            assert totals(net, (b, n, d), "layer") == (macs, weights, layer), (how, device)
+    # The fused kernel does the same MACs but writes only its output: the three score
+    # matrices are never activations (on 'meta' too, where ATen runs the unfused maths).
+    fused_blobs = tokens + 3 * tokens + tokens + tokens          # input, q, k, v, attention, projection
+    fused_layer = 4 * 2 * tokens + (3 * tokens + tokens)         # projections; attention reads q, k, v
+    assert (fused_blobs, fused_layer) == (blobs - 3 * scores, 576)
+    for device in ("cpu", "meta"):
+        with torch.device(device):
+            fused = Attention(d, h, "sdpa")
+        assert totals(fused, (b, n, d)) == (macs, weights, fused_blobs), device
+        assert totals(fused, (b, n, d), "layer") == (macs, weights, fused_layer), device
+
+
+def _written_functionally(net):
+    """``net`` (of brrr.models) with its residual blocks and fire modules swapped for the same
+    blocks written as torchvision writes them: ``out += identity``, F.relu, torch.cat."""
+    class Residual(models.BasicBlock):
+        def forward(self, x):
+            out = self.body(x)
+            out += self.shortcut(x)
+            return F.relu(out)
+
+    class Inverted(models.InvertedResidual):
+        def forward(self, x):
+            return x + self.body(x) if self.add is not None else self.body(x)
+
+    swaps = {models.BasicBlock: Residual, models.Bottleneck: Residual, models.InvertedResidual: Inverted,
+             models.Fire: FireFunctional}
+    for m in net.modules():
+        m.__class__ = swaps.get(type(m), type(m))
+    return net
+
+
+@pytest.mark.parametrize("key", ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_0"])
+def test_paper_networks_written_functionally_count_the_same(key):
+    for convention in ("blobs", "layer"):
+        modules = I.model_intensity(meta(key), models.INPUT_SHAPES[key], convention)
+        functional = I.model_intensity(_written_functionally(meta(key)), models.INPUT_SHAPES[key], convention)
+        assert (functional.macs, functional.weights, functional.activations) == \
+            (modules.macs, modules.weights, modules.activations), convention
+
+
+def test_lrn_and_dropout_count_as_one_layer_however_written():
+    class Functional(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3)
+
+        def forward(self, x):
+            return F.dropout(F.local_response_norm(self.conv(x), 5), 0.5, training=self.training)
+
+    modules = nn.Sequential(nn.Conv2d(3, 8, 3), nn.LocalResponseNorm(5), nn.Dropout())
+    n = 8 * 6 * 6
+    for convention in ("blobs", "layer"):
+        assert totals(modules, (1, 3, 8, 8), convention) == totals(Functional(), (1, 3, 8, 8), convention)
+    # input; conv; LRN one blob (PyTorch runs it as 7 operators); Dropout one blob (none at inference)
+    assert totals(modules, (1, 3, 8, 8))[2] == 3 * 64 + n + n + n
+
+
+def test_layer_names_come_from_the_innermost_module():
+    net = nn.Sequential(nn.Conv2d(4, 4, 1), ResidualFunctional(4))
+    t = I.model_intensity(net, (1, 4, 8, 8)).layers
+    add = t[t["op"] == "add_"].iloc[0]
+    assert (add["layer"], add["type"], add["category"], add["activations"]) == ("1", "ResidualFunctional", "blob", 256)
+    assert list(t.loc[t["op"] == "convolution", "layer"]) == ["0", "1.conv1", "1.conv2"]
+    assert list(t.loc[t["op"] == "relu", "type"]) == ["ResidualFunctional"] * 2
+
+
+def test_every_operator_is_classified_in_one_table():
+    aten = torch.ops.aten
+    assert I.classify(aten.addmm.default) == I.classify(aten.convolution.default) == "product"
+    assert I.classify(aten.relu_.default) == I.classify(aten.add.Tensor) == I.classify(aten.cat.default) == "blob"
+    assert I.classify(aten.native_batch_norm.default) == "batchnorm" and I.BLOBS["batchnorm"] == 2
+    for op in (aten.view.default, aten.transpose.int, aten.expand.default, aten.permute.default,
+               aten._unsafe_view.default):
+        assert I.classify(op) == "view", op
+    assert I.classify(aten.clone.default) == I.classify(aten._to_copy.default) == "copy"
+    assert I.classify(aten.empty.memory_format) == "constant"
+    assert I.classify(aten.cumsum.default) == "uncounted"
+    assert set(I.OPS.values()) | {"product", "layer", "uncounted"} == set(I.BLOBS)
+    # reshapes, transposes and copies add nothing, in either convention
+    mover = nn.Sequential(nn.Linear(6, 6), nn.Unflatten(1, (2, 3)))
+    plain = nn.Sequential(nn.Linear(6, 6))
+    for convention in ("blobs", "layer"):
+        assert totals(mover, (4, 6), convention) == totals(plain, (4, 6), convention)
+
+
+def test_an_operator_that_cannot_be_counted_is_reported():
+    class Scan(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(5, 5)
+
+        def forward(self, x):
+            return self.fc(x).cumsum(-1).cumsum(-1)
+
+    r = I.model_intensity(Scan(), (2, 5))
+    assert r.uncounted == {"cumsum": 2}
+    assert "NOT COUNTED: cumsum x2" in repr(r) and r.as_dict()["uncounted"] == {"cumsum": 2}
+    rows = r.layers[r.layers["category"] == "uncounted"]
+    assert list(rows["op"]) == ["cumsum", "cumsum"] and (rows["activations"] == 0).all()
+    assert r.activations == 10 + 10      # the input and the linear layer's output only
+    assert I.model_intensity(meta("vgg16"), (1, 3, 224, 224)).uncounted == {}
+
+
+def test_trace_layers_keeps_the_exercise_fields():
+    rows = [r for r in I.trace_layers(meta("alexnet"), models.INPUT_SHAPES["alexnet"]) if r["macs"] > 0]
+    assert [r["kind"] for r in rows] == ["standard", "group", "standard", "group", "group", "fc", "fc", "fc"]
+    fc6 = rows[5]
+    assert (fc6["weights"], fc6["in_elements"], fc6["out_elements"]) == (9216 * 4096 + 4096, 9216, 4096)
