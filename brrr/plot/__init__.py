@@ -14,7 +14,8 @@ One idea per module, all of it re-exported here (``brrr.plot.roofline``, ``brrr.
 - ``sweeps``: :func:`sweep`, :func:`repeat_sweep`, :func:`bandwidth_vs_size`, :func:`matmul_vs_size`;
 - ``barchart``: :func:`bars`;
 - the chapters' own figures: ``compute`` (matmul on tensor cores), ``overhead`` (chapter 3),
-  ``fusion`` (chapter 4), ``recompute`` (chapter 5).
+  ``fusion`` (chapter 4), ``recompute`` (chapter 5);
+- ``diagrams``: explanatory pictures, not measurements (``brrr.plot.diagrams.roofline_anatomy``, ...).
 
 Plot presents measurements and never imports :mod:`brrr.experiments`.
 """
@@ -30,6 +31,7 @@ from .overhead import LIBRARY_MARKERS, LIBRARY_ORDER, double_the_batch, python_o
     reduce_overhead, time_vs_size
 from .fusion import FUSION_OPS, fusion_speedups, fusion_times
 from .recompute import checkpoint_peak_memory, checkpoint_sweep, compiled_recompute
+from . import diagrams
 
 __all__ = [
     # style, units and labels
@@ -43,4 +45,6 @@ __all__ = [
     "double_the_batch",
     "FUSION_OPS", "fusion_speedups", "fusion_times",
     "checkpoint_sweep", "checkpoint_peak_memory", "compiled_recompute",
+    # explanatory diagrams (brrr.plot.diagrams.*)
+    "diagrams",
 ]
