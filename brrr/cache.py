@@ -74,16 +74,24 @@ def write_json(path: str, data) -> None:
     Raises OSError (the folder is read-only, the disk full...) or ValueError (NaN or
     infinity in ``data``); ``path`` is then left as it was and no temporary file remains.
     """
+    write_text(path, json.dumps(data, indent=1, allow_nan=False))
+
+
+def write_text(path: str, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically: a temporary file in the same folder,
+    flushed to disk, then ``os.replace`` (which replaces a symlink itself, never its
+    target). A reader sees the old file or the new one, never half of one; on an error
+    ``path`` is left as it was and no temporary file remains."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, allow_nan=False)
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)    # mkstemp makes it private; a cache of public facts need not be
-        os.replace(tmp, path)   # replaces a symlink itself, never its target
+        os.chmod(tmp, 0o644)    # mkstemp makes it private; these files are not secrets
+        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

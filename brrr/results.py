@@ -56,9 +56,9 @@ class Result:
         return {"name": self.name, "meta": self.meta, "records": self.records}
 
     def to_json(self, path: str) -> str:
-        """Write to ``path`` as JSON; returns the path."""
-        with open(path, "w") as f:
-            json.dump(self.to_dict(), f, indent=1, default=_plain)
+        """Write to ``path`` as JSON, atomically (never half a file); returns the path."""
+        from .cache import write_text
+        write_text(path, json.dumps(self.to_dict(), indent=1, default=_plain))
         return path
 
     @classmethod

@@ -32,11 +32,10 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monk
     cache.write_json(str(path), {"old": True})
     before = path.read_bytes()
 
-    def disk_full_midway(obj, f, **kwargs):
-        f.write('{"half": ')
+    def disk_full(fd):   # the temporary file holds the new text, which cannot reach the disk
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(json, "dump", disk_full_midway)
+    monkeypatch.setattr(os, "fsync", disk_full)
     with pytest.raises(OSError, match="No space"):
         cache.write_json(str(path), {"new": True})
     assert path.read_bytes() == before

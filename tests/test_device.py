@@ -249,11 +249,10 @@ def test_a_failed_save_keeps_the_old_cache(fake_measure, tmp_path, monkeypatch, 
     device_module.measured_cpu_peaks()
     before = path.read_bytes()
 
-    def disk_full_midway(obj, f, **kwargs):
-        f.write('{"schema": ')
+    def disk_full(fd):   # the new cache is written to a temporary file but cannot reach the disk
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(json, "dump", disk_full_midway)
+    monkeypatch.setattr(os, "fsync", disk_full)
     peaks = device_module.measured_cpu_peaks(refresh=True)     # still answers...
     assert peaks_of(peaks) == measured_by(fake_measure[1])
     assert path.read_bytes() == before                         # ...and the old cache is whole

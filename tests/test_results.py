@@ -41,3 +41,26 @@ def test_load_all_rejects_a_missing_folder(tmp_path):
     from brrr.results import load_all
     with pytest.raises(ValueError, match="folder"):
         load_all(str(tmp_path / "nope"))
+
+
+def test_to_json_is_atomic_and_never_writes_through_a_symlink(tmp_path, monkeypatch):
+    """A failed write leaves the old file whole; a symlink is replaced, its target untouched."""
+    path = tmp_path / "r.json"
+    Result("first", [{"x": 1}], {}).to_json(str(path))
+    before = path.read_text()
+
+    def half_then_fail(self, *args, **kwargs):
+        raise OSError("disk full")
+    monkeypatch.setattr("brrr.results.Result.to_dict", half_then_fail)
+    with pytest.raises(OSError, match="disk full"):
+        Result("second", [{"x": 2}], {}).to_json(str(path))
+    monkeypatch.undo()
+    assert path.read_text() == before and sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+    target = tmp_path / "target.json"
+    target.write_text("keep me")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    Result("third", [{"x": float("nan")}], {}).to_json(str(link))    # NaN allowed in results
+    assert target.read_text() == "keep me" and not link.is_symlink()
+    assert Result.load(str(link)).name == "third"

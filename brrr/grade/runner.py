@@ -17,17 +17,11 @@ import os
 import sys
 
 from . import sandbox
+from ..cache import write_text
 
 EXPORT = "print(__import__('brrr.grade.answers', fromlist=['snapshot']).snapshot(globals()), end='')"
 EXPORT_TIMEOUT = 60.0
 MAX_ERRORS_PER_CELL = 5
-
-
-def _write(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (a reader never sees half a file)."""
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
 
 
 def _kernel_manager(workdir: str, level: str):
@@ -70,7 +64,7 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
     status = {"cells": len(code_cells), "executed": 0, "errors": [], "timed_out": None,
               "kernel_died": False, "snapshot_failures": 0, "level": level}
     snapshot_path, status_path = os.path.join(outdir, "snapshot.json"), os.path.join(outdir, "status.json")
-    _write(status_path, json.dumps(status))
+    write_text(status_path, json.dumps(status))
     km = _kernel_manager(workdir, level)
     client = _errors_only_client()(nb, km=km, timeout=cell_timeout, allow_errors=True, interrupt_on_timeout=False,
                             kernel_name="python3", resources={"metadata": {"path": workdir}},
@@ -94,8 +88,8 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
                                             f"{str(output.get('evalue', ''))[:160]}")
             if not _snapshot(client, snapshot_path):
                 status["snapshot_failures"] += 1
-            _write(status_path, json.dumps(status))
-    _write(status_path, json.dumps(status))
+            write_text(status_path, json.dumps(status))
+    write_text(status_path, json.dumps(status))
     return status
 
 
@@ -123,7 +117,7 @@ def _snapshot(client, path: str) -> bool:
         restore(text)  # refuse what would not read back
     except Exception:
         return False
-    _write(path, text)
+    write_text(path, text)
     return True
 
 

@@ -14,6 +14,8 @@ import json
 import os
 import sys
 
+from ..cache import write_text
+
 MAX_SNAPSHOT_BYTES = 16_000_000
 
 
@@ -58,8 +60,7 @@ def main(argv=None) -> int:
         with open(snapshot, encoding="utf-8", errors="replace") as f:
             text = f.read()
     result = {"questions": score(tests_dir, text)}
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(result, f)
+    write_text(out, json.dumps(result))   # atomic: the grader never reads half a result
     return 0
 
 
