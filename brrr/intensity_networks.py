@@ -15,11 +15,11 @@ from typing import Optional
 
 from .intensity_count import trace_rows, uncounted as _uncounted
 from .intensity_paper import (CONVENTIONS, DEFAULT_ALPHA, PAPER_NAMES, PAPER_TABLE_VIII, TABLE_VIII_COLUMNS,
-                              TABLE_VIII_DIGITS, _check_alpha, data_type_aware_intensity, disparity)
+                              TABLE_VIII_DIGITS, Reuse, _check_alpha, data_type_aware_intensity, disparity)
 
 
 @dataclass
-class ModelIntensity:
+class ModelIntensity(Reuse):
     """Totals for one network (elements and MACs) plus its per-operator table.
 
     ``W`` counts every parameter once; ``A`` depends on ``convention`` (see
@@ -37,17 +37,9 @@ class ModelIntensity:
     uncounted: dict = field(default_factory=dict)
 
     @property
-    def weight_reuse(self) -> float:
-        return self.macs / self.weights
-
-    @property
-    def activation_reuse(self) -> float:
-        return self.macs / self.activations
-
-    @property
     def ai_c(self) -> float:
-        """Cumulative arithmetic intensity M_c / (W + A)."""
-        return self.macs / (self.weights + self.activations)
+        """Cumulative arithmetic intensity M_c / (W + A) (the paper's name for it)."""
+        return self.arithmetic_intensity
 
     @property
     def di(self) -> float:

@@ -89,8 +89,27 @@ def disparity_closed_form(a_over_w: float, alpha: float = DEFAULT_ALPHA) -> floa
 
 # --- one convolution: Table II -------------------------------------------------------------
 
+class Reuse:
+    """Reuse ratios of anything with ``macs``, ``weights`` and ``activations`` (element counts)."""
+
+    @property
+    def weight_reuse(self) -> float:
+        """M_c / W: MACs per weight (S_o^2 for every kind of convolution)."""
+        return self.macs / self.weights
+
+    @property
+    def activation_reuse(self) -> float:
+        """M_c / A: MACs per activation."""
+        return self.macs / self.activations
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """M_c / (W + A): MACs per element (the paper's cumulative AI_c)."""
+        return self.macs / (self.weights + self.activations)
+
+
 @dataclass(frozen=True)
-class ConvIntensity:
+class ConvIntensity(Reuse):
     """MACs, weights and activations (elements) of one convolution, and its reuse (MACs per element)."""
     kind: str
     M: int            # input channels (filter channels)
@@ -101,21 +120,6 @@ class ConvIntensity:
     macs: int
     weights: int
     activations: int  # ifmap + ofmap
-
-    @property
-    def weight_reuse(self) -> float:
-        """M_c / W: MACs per weight (S_o^2 for every kind)."""
-        return self.macs / self.weights
-
-    @property
-    def activation_reuse(self) -> float:
-        """M_c / A: MACs per activation."""
-        return self.macs / self.activations
-
-    @property
-    def arithmetic_intensity(self) -> float:
-        """M_c / (W + A): MACs per element."""
-        return self.macs / (self.weights + self.activations)
 
     def di(self, alpha: float = DEFAULT_ALPHA) -> float:
         """Data-type aware intensity of this layer (MACs per element)."""
