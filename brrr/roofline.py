@@ -9,11 +9,12 @@ Python) exceeds both terms is overhead-bound.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
+
+from .checks import positive as _positive
 
 COMPUTE, MEMORY, OVERHEAD = "compute-bound", "memory-bound", "overhead-bound"
 
@@ -23,14 +24,6 @@ def has_spec_sheet(summary: dict) -> bool:
     a GPU that :mod:`brrr.specs` knows. A CPU's peaks are measured; an unknown GPU's are derived
     from its properties (clocks, bus width, SM count), which is no spec sheet either."""
     return summary.get("backend") == "cuda" and not summary.get("source", "").startswith("unknown GPU")
-
-
-def _positive(name, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not value > 0 or not math.isfinite(value):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
 
 
 def _non_negative(name, value):

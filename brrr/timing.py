@@ -32,6 +32,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import config
+from .checks import positive as _positive
 from .device import device as _live_device
 
 OVERHEAD_FACTOR = 3.0      # median below 3x the floor: overhead-dominated
@@ -126,16 +127,6 @@ def format_seconds(seconds: float) -> str:
         if abs(rounded) >= scale:
             return f"{rounded / scale:.3g} {unit}"
     return f"{rounded / 1e-9:.3g} ns"
-
-
-def _positive(name, value, zero_ok=False, unit="") -> float:
-    """``value`` as a float: a finite number (not a bool), above zero (or at least zero)."""
-    what = f"{'non-negative' if zero_ok else 'positive'} finite number{unit}"
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a {what}, got {type(value).__name__}")
-    if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
-        raise ValueError(f"{name} must be a {what}, got {value!r}")
-    return float(value)
 
 
 def _count(name, value) -> int:
