@@ -56,12 +56,6 @@ def _rate(value, unit):
     return format_rate(value, unit)
 
 
-def live_device(refresh: bool = False):
-    """The live device; ``refresh=True`` detects it again and re-measures peaks not from a spec."""
-    from . import device
-    return device(refresh=refresh)
-
-
 def device_info(dev) -> dict:
     """What ``brrr info`` shows, as plain data: keys and units as in ``INFO_JSON_KEYS``."""
     from . import __version__
@@ -103,12 +97,15 @@ def print_info(info: dict) -> None:
 
 
 def cmd_info(args) -> int:
-    """Print the live device, its peaks (with where they come from), caches and library versions."""
+    """Print the live device, its peaks (with where they come from), caches and library versions.
+
+    ``--refresh`` detects the device again and re-measures peaks not from a spec sheet."""
+    from . import device
     if not args.json:
-        print_info(device_info(live_device(args.refresh)))
+        print_info(device_info(device(refresh=args.refresh)))
         return 0
     with contextlib.redirect_stdout(sys.stderr):  # progress notes must not mix into the JSON
-        info = device_info(live_device(args.refresh))
+        info = device_info(device(refresh=args.refresh))
     print(json.dumps(info, indent=2))
     return 0
 
