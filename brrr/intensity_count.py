@@ -47,7 +47,8 @@ import functools
 import math
 from collections import Counter
 
-from .profiler import _innermost   # the module an operator ran in, as the profiler names it
+# the module an operator ran in, as the profiler names it; the tensors in an argument tree
+from .profiler import _innermost, _tensors
 
 #: How each ATen operator (overload stripped) counts, when its schema does not say:
 #: see the module docstring. Products are the keys of :data:`MACS`.
@@ -140,12 +141,6 @@ def classify(func) -> str:
     if torch.Tag.pointwise in tags or torch.Tag.reduction in tags:
         return "blob"
     return "uncounted"
-
-
-def _tensors(tree) -> list:
-    import torch
-    from torch.utils._pytree import tree_flatten
-    return [t for t in tree_flatten(tree)[0] if isinstance(t, torch.Tensor)]
 
 
 def _storage(t):

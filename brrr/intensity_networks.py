@@ -16,6 +16,7 @@ from typing import Optional
 from .intensity_count import trace_rows, uncounted as _uncounted
 from .intensity_paper import (CONVENTIONS, DEFAULT_ALPHA, PAPER_NAMES, PAPER_TABLE_VIII, TABLE_VIII_COLUMNS,
                               TABLE_VIII_DIGITS, Reuse, _check_alpha, data_type_aware_intensity, disparity)
+from .profiler import _modes_kept
 
 
 @dataclass
@@ -121,15 +122,12 @@ def trace_layers(model, input_shape) -> list:
     dtype = first.dtype if first is not None and first.is_floating_point() else torch.float32
     device = first.device if first is not None else torch.device("cpu")
     _check_fits(shape, dtype, device)
-    modes = [(m, m.training) for m in model.modules()]
     try:
-        model.eval()
-        return trace_rows(model, torch.zeros(shape, dtype=dtype, device=device))
+        with _modes_kept(model):   # each module's own mode, as it was
+            model.eval()
+            return trace_rows(model, torch.zeros(shape, dtype=dtype, device=device))
     except Exception as error:
         raise RuntimeError(f"model failed on input_shape={shape}: {type(error).__name__}: {error}") from error
-    finally:
-        for m, training in modes:   # each module's own mode, as it was
-            m.training = training
 
 
 def _available_bytes(device) -> Optional[int]:

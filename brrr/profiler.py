@@ -263,6 +263,17 @@ def _innermost(parents) -> str:
 
 
 @contextmanager
+def _modes_kept(model):
+    """Put every module of ``model`` back in its own train/eval mode when the block ends."""
+    modes = [(m, m.training) for m in model.modules()]
+    try:
+        yield
+    finally:
+        for m, training in modes:
+            m.training = training
+
+
+@contextmanager
 def _left_as_found(model):
     """Leave ``model`` as it was, whatever runs inside: its parameters' and buffers'
     values (BatchNorm's running statistics and ``num_batches_tracked``), each
@@ -280,13 +291,13 @@ def _left_as_found(model):
     params = list(model.parameters())
     values = [(t, t.detach().clone()) for t in params + list(model.buffers())]
     grads = [(p, p.grad, p.requires_grad) for p in params]
-    modes = [(m, m.training) for m in model.modules()]
     cpu_rng = torch.get_rng_state()
     cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
     for p in params:
         p.grad = None
     try:
-        yield
+        with _modes_kept(model):
+            yield
     finally:
         with torch.inference_mode():   # which can also write tensors made under it
             for t, saved in values:
@@ -296,8 +307,6 @@ def _left_as_found(model):
             if p.requires_grad != requires_grad:
                 p.requires_grad_(requires_grad)
             p.grad = grad
-        for m, training in modes:
-            m.training = training
         torch.set_rng_state(cpu_rng)
         if cuda_rng is not None:
             torch.cuda.set_rng_state_all(cuda_rng)
