@@ -12,6 +12,7 @@ import math
 
 from . import config
 from .prose import Prose
+from .units import format_bytes, format_number, format_seconds
 
 QUICK_BANNER = (
     "> **Quick build: do not read the numbers on this page.** It ran with `BRRR_QUICK=1`, which "
@@ -38,10 +39,10 @@ QUICK_CAVEATS = {
 def _where(dev) -> str:
     from .roofline import has_spec_sheet
     summary = dev.summary()
-    if dev.backend == "cuda" and has_spec_sheet(summary):
+    if dev.on_gpu and has_spec_sheet(summary):
         return ("a CUDA GPU. Its roofs come from its spec sheet (`brrr.specs`), and the experiments "
                 "run with CuPy and PyTorch on it.")
-    if dev.backend == "cuda":
+    if dev.on_gpu:
         return ("a CUDA GPU that `brrr` has no spec sheet for: its roofs are derived from the clocks, "
                 "memory bus and SM count it reports (not datasheet figures), and the chapters compare "
                 "against the roofs `brrr` measures on it.")
@@ -80,28 +81,10 @@ def intro(chapter: int, dev=None) -> Prose:
 
 # --- tables ---------------------------------------------------------------------------
 
-def _fmt_seconds(v) -> str:
-    from .timing import format_seconds
-    return format_seconds(v)
-
-
-def _fmt_bytes(v) -> str:
-    from .plot import format_bytes
-    return format_bytes(v)
-
-
-def _fmt_number(v) -> str:
-    if isinstance(v, (bool,)) or not isinstance(v, (int, float)):
-        return str(v)
-    if float(v).is_integer() and abs(v) < 1e15:
-        return f"{int(v):,}"
-    return f"{v:,.3g}" if abs(v) >= 1e-3 else f"{v:.3g}"
-
-
 FORMATS = {
-    "time": _fmt_seconds,
-    "bytes": _fmt_bytes,
-    "number": _fmt_number,
+    "time": format_seconds,
+    "bytes": format_bytes,
+    "number": format_number,
     "int": lambda v: f"{int(round(v)):,}",
     "percent": lambda v: f"{100 * v:.1f}%",
     "ratio": lambda v: f"{v:.2f}",
@@ -125,7 +108,7 @@ def table(frame, formats: dict = None, index: bool = False):
         kind = formats.get(col)
         if kind is None and not pd.api.types.is_numeric_dtype(frame[col]):
             continue
-        fn = FORMATS.get(kind, _fmt_number) if kind is None or kind in FORMATS else kind.format
+        fn = FORMATS.get(kind, format_number) if kind is None or kind in FORMATS else kind.format
         funcs[col] = _skip_missing(fn)
     styled = frame.style.format(funcs, na_rep="–")
     if not index:

@@ -15,6 +15,8 @@ import json
 import os
 import sys
 
+from .results import ran_on_cpu
+
 DEBUG_ENV = "BRRR_DEBUG"
 
 EXIT_STATUSES = f"""\
@@ -52,7 +54,7 @@ INFO_JSON_KEYS = """\
 
 
 def _rate(value, unit):
-    from .plot import format_rate
+    from .units import format_rate
     return format_rate(value, unit)
 
 
@@ -78,17 +80,17 @@ def device_info(dev) -> dict:
 
 def print_info(info: dict) -> None:
     """Print ``device_info``'s data as the aligned text of ``brrr info``."""
-    from .plot import format_bytes
+    from .units import format_bytes
     print(f"device     {info['device']}")
     print(f"backend    {info['backend']} (arrays: {info['array_library']})")
-    if info["backend"] == "cpu":
+    if ran_on_cpu(info):
         print("           no CUDA GPU: every measurement runs on the CPU; peaks below are measured here")
     print(f"bandwidth  {_rate(info['peak_bandwidth_bytes_per_s'], 'B/s')}")
     labels = {key: label for _, _, key, label in _FLOPS_ROWS}
     for key, flops in info["peak_flops_per_s"].items():
         print(f"{labels[key]:<11}{_rate(flops, 'FLOP/s')}")
     print(f"ridge      {info['ridge_flop_per_byte']:.3g} FLOP/byte (FP32 general math)")
-    cache_name = "LLC" if info["backend"] == "cpu" else "L2"
+    cache_name = "LLC" if ran_on_cpu(info) else "L2"
     print(f"{cache_name:<11}{format_bytes(info['last_level_cache_bytes'])}")
     if info["sm_count"]:
         print(f"SMs        {info['sm_count']}")
@@ -130,25 +132,27 @@ def cmd_roofline(args) -> int:
     if args.out and not args.out.lower().endswith((".png", ".svg", ".pdf")):
         _fail(f"--out {args.out}: use a .png, .svg or .pdf file name")
     if args.quick:
-        os.environ["BRRR_QUICK"] = "1"
+        os.environ["BRRR_QUICK"] = "1"   # the edge: set before anything reads it, for this process
+        from . import config
+        config.reread()
     import matplotlib
     matplotlib.use("Agg")
     from . import Roofline, device as live_device
     from . import plot
     from .experiments.roofline import measure_roofline, measured_roofline
     dev = live_device()
-    where = "the CPU" if dev.backend == "cpu" else dev.name
+    where = "the CPU" if not dev.on_gpu else dev.name
     print(f"brrr: measuring the roofline of {where}{' (quick mode)' if args.quick else ''}...")
     result = measure_roofline(quick=args.quick or None, progress=not args.no_progress)
     result.meta["command"] = "brrr " + " ".join(args.argv)
     measured = measured_roofline(result)
     spec = Roofline.from_device(dev)
     print(f"spec roof      {spec.peak_flops / 1e12:.4g} TFLOP/s, {spec.peak_bandwidth / 1e9:.4g} GB/s, "
-          f"ridge {spec.ridge:.3g} FLOP/byte ({'measured once and cached' if dev.backend == 'cpu' else 'spec sheet'})")
+          f"ridge {spec.ridge:.3g} FLOP/byte ({'measured once and cached' if not dev.on_gpu else 'spec sheet'})")
     print(f"measured roof  {measured.peak_flops / 1e12:.4g} TFLOP/s, {measured.peak_bandwidth / 1e9:.4g} GB/s, "
           f"ridge {measured.ridge:.3g} FLOP/byte")
     from .prose.bandwidth import against_peaks
-    print(f"               = {against_peaks(measured, spec, cpu=dev.backend == 'cpu')}")
+    print(f"               = {against_peaks(measured, spec, cpu=not dev.on_gpu)}")
     for rec in result.records:
         rate = (f"{rec['gbps']:.4g} GB/s" if rec["kind"] == "bandwidth"
                 else f"{rec['gflops']:.4g} GFLOP/s")

@@ -48,7 +48,8 @@ import math
 from collections import Counter
 
 # the module an operator ran in, as the profiler names it; the tensors in an argument tree
-from .profiler import _innermost, _tensors
+from .profiler.capture import _innermost
+from .profiler.counting import _tensors
 
 #: How each ATen operator (overload stripped) counts, when its schema does not say:
 #: see the module docstring. Products are the keys of :data:`MACS`.
@@ -240,7 +241,7 @@ class _Counter:
 
 @functools.lru_cache(maxsize=None)
 def _modes():
-    """The dispatch and function modes, defined once (see brrr.profiler._recorder_class)."""
+    """The dispatch and function modes, defined once (see brrr.profiler.capture._recorder_class)."""
     import torch.nn.functional as F
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode

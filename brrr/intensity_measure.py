@@ -6,13 +6,8 @@ Aware Arithmetic Intensity for Deep Neural Networks).
 """
 from __future__ import annotations
 
+from .device import device as live_device
 from .intensity_paper import KINDS, _positive_int, conv_intensity
-
-
-def _torch_device():
-    import torch
-    from .device import device as live
-    return torch.device("cuda") if live().backend == "cuda" and torch.cuda.is_available() else torch.device("cpu")
 
 
 def measure_conv(kind: str, M: int = 256, N: int = 256, S_o: int = 28, S_k: int = 3, g: int = 4,
@@ -31,7 +26,7 @@ def measure_conv(kind: str, M: int = 256, N: int = 256, S_o: int = 28, S_k: int 
     batch = _positive_int("batch", batch)
     layer = conv_intensity(kind, M, N, S_o, S_k, g if kind == "group" else 1)
     roof = roof or Roofline.from_device(dtype=dtype)
-    dev = _torch_device()
+    dev = torch.device(live_device().torch_device)
     tdtype = getattr(torch, dtype, None)
     if not isinstance(tdtype, torch.dtype):
         raise ValueError(f"dtype must name a torch floating dtype such as 'float32', got {dtype!r}")
@@ -69,7 +64,7 @@ def measure_convs(kinds=KINDS, M: int = 256, N: int = 256, S_o: int = 28, S_k: i
     from .device import device as live, last_level_cache_bytes
     roof = Roofline.from_device(dtype=dtype)
     dev = live()
-    cache = dev.l2_bytes if dev.backend == "cuda" else last_level_cache_bytes()
+    cache = dev.l2_bytes if dev.on_gpu else last_level_cache_bytes()
     return run_sweep("conv kinds", list(kinds),
                      lambda kind: measure_conv(kind, M, N, S_o, S_k, g, batch, dtype, roof),
                      command=f"brrr.intensity.measure_convs(M={M}, N={N}, S_o={S_o}, S_k={S_k}, g={g}, "

@@ -16,7 +16,7 @@ from typing import Optional
 from .intensity_count import trace_rows, uncounted as _uncounted
 from .intensity_paper import (CONVENTIONS, DEFAULT_ALPHA, PAPER_NAMES, PAPER_TABLE_VIII, TABLE_VIII_COLUMNS,
                               TABLE_VIII_DIGITS, Reuse, _check_alpha, data_type_aware_intensity, disparity)
-from .profiler import _modes_kept
+from .profiler.capture import _modes_kept
 
 
 @dataclass

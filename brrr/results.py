@@ -1,9 +1,26 @@
 """Measurements as plain data: tidy records plus where they came from.
 
-A :class:`Result` is a list of records (one dict per measurement, with device,
-dtype, size, seconds, bytes, flops, ...) and a ``meta`` dict (device, library
-versions, date, the command that made it). It saves to JSON and loads back, so
-figures can be re-drawn without measuring again.
+A :class:`Result` is a list of records (one dict per measurement) and a ``meta``
+dict (device, library versions, date, the command that made it). It saves to JSON
+and loads back, so figures can be re-drawn without measuring again.
+
+The record schema (version :data:`SCHEMA`, written into every JSON file) names each
+measured quantity once, whatever made it:
+
+=================  ==========================================================
+``seconds``        median seconds per call
+``min_seconds``    fastest sample, seconds per call
+``iqr_seconds``    inter-quartile range of the samples, seconds
+``floor_seconds``  what the timer reports for an empty call, seconds
+``nbytes``         bytes one call moves (reads + writes)
+``flops``          floating-point operations one call performs
+``backend``        where it ran: 'cuda' or 'cpu' (never anything else)
+``fuser``          what fused a chain of operators ('brrr', 'torch_compile', ...)
+=================  ==========================================================
+
+Files written before the schema had a version (version 1) used ``min``, ``iqr``,
+``floor``, ``bytes``, and ``backend`` for the fuser; :meth:`Result.from_dict` renames
+them on reading, so old files and shipped reference records keep working.
 """
 from __future__ import annotations
 
@@ -40,6 +57,40 @@ def provenance(command: str = "", **extra) -> dict:
     return meta
 
 
+SCHEMA = 2
+_RENAMED = {"min": "min_seconds", "iqr": "iqr_seconds", "floor": "floor_seconds", "bytes": "nbytes"}
+BACKENDS = ("cuda", "cpu")
+
+
+def upgrade_record(record: dict) -> dict:
+    """A schema-1 record with today's field names (a new dict; values unchanged)."""
+    out = {_RENAMED.get(key, key): value for key, value in record.items()}
+    if "backend" in out and out["backend"] not in BACKENDS and "fuser" not in out:
+        out["fuser"] = out.pop("backend")
+    return out
+
+
+def ran_on_cpu(device_summary) -> bool:
+    """Whether a record set's device summary (``meta["device"]``, or a :class:`brrr.Device`)
+    describes a CPU run."""
+    backend = getattr(device_summary, "backend", None) or (device_summary or {}).get("backend")
+    return backend == "cpu"
+
+
+def frame(data):
+    """A DataFrame from a Result, a DataFrame, a list of records or one record."""
+    import pandas as pd
+    if hasattr(data, "records") and hasattr(data, "meta"):
+        return pd.DataFrame(data.records)
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, dict):
+        return pd.DataFrame([data])
+    if isinstance(data, (list, tuple)):
+        return pd.DataFrame(list(data))
+    raise TypeError(f"expected a brrr.Result, a DataFrame or a list of records, got {type(data).__name__}")
+
+
 @dataclass
 class Result:
     """Tidy records and their provenance. ``reference=True`` marks shipped reference runs."""
@@ -53,7 +104,7 @@ class Result:
         return pd.DataFrame(self.records)
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "meta": self.meta, "records": self.records}
+        return {"schema": SCHEMA, "name": self.name, "meta": self.meta, "records": self.records}
 
     def to_json(self, path: str) -> str:
         """Write to ``path`` as JSON, atomically (never half a file); returns the path."""
@@ -63,10 +114,19 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Result":
+        if not isinstance(data, dict):
+            raise ValueError(f"not a brrr result: expected a JSON object, got {type(data).__name__}")
         for key in ("name", "records", "meta"):
             if key not in data:
                 raise ValueError(f"not a brrr result: the JSON has no {key!r} field")
-        return cls(name=data["name"], records=list(data["records"]), meta=dict(data["meta"]))
+        schema = data.get("schema", 1)
+        if schema not in range(1, SCHEMA + 1):
+            raise ValueError(f"result schema {schema!r} is not one this brrr reads (1 to {SCHEMA}): "
+                             f"it was written by a newer brrr, or it is not a brrr result")
+        records = list(data["records"])
+        if schema < SCHEMA:
+            records = [upgrade_record(r) for r in records]
+        return cls(name=data["name"], records=records, meta=dict(data["meta"]))
 
     @classmethod
     def load(cls, path: str) -> "Result":

@@ -31,8 +31,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from . import config
+from . import clocks, config
 from .checks import positive as _positive
+from .units import format_seconds  # noqa: F401 (public here too)
 from .device import device as _live_device
 
 OVERHEAD_FACTOR = 3.0      # median below 3x the floor: overhead-dominated
@@ -98,6 +99,12 @@ class Timing:
         return _positive("nflops", nflops) / self.median / 1e12
 
     # --- plain data --------------------------------------------------------
+    def record_fields(self, calls: int = 1) -> dict:
+        """The timing fields of a record (:mod:`brrr.results` schema), seconds per call;
+        ``calls``: calls of the measured thing per call of the timed function."""
+        return {"seconds": self.median / calls, "min_seconds": self.min / calls,
+                "iqr_seconds": self.iqr / calls, "floor_seconds": self.floor / calls}
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -118,15 +125,6 @@ class Timing:
         for w in self.warnings:
             text += f"\n  warning: {w}"
         return text
-
-
-def format_seconds(seconds: float) -> str:
-    """Seconds with a readable unit and three significant digits: '12.3 µs', '4.56 ms'."""
-    rounded = float(f"{seconds:.3g}")   # so that 999.7 ns reads '1 µs', not '1e+03 ns'
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(rounded) >= scale:
-            return f"{rounded / scale:.3g} {unit}"
-    return f"{rounded / 1e-9:.3g} ns"
 
 
 def _count(name, value) -> int:
@@ -155,135 +153,7 @@ def _refuse_lazy(obj, is_result=False):
                             f"lambda: list(gen()) or lambda: asyncio.run(coro()).")
 
 
-# --- CPU -----------------------------------------------------------------------
-
-class _CpuClock:
-    """perf_counter_ns timing; the flush writes a buffer twice the last-level cache."""
-    backend = "cpu"
-
-    def __init__(self, llc_bytes: int):
-        self._buffer = None
-        self._llc = llc_bytes
-
-    def flush(self):
-        if self._buffer is None:
-            self._buffer = np.zeros(max(2 * self._llc, 1 << 20), dtype=np.uint8)
-        self._buffer += 1  # read and write every byte: evicts whatever fn left in cache
-
-    def time_calls(self, fn, args, number: int, flush: bool) -> float:
-        """Seconds per call, for one sample of ``number`` back-to-back calls."""
-        if flush:
-            self.flush()
-        start = time.perf_counter_ns()
-        for _ in range(number):
-            fn(*args)
-        return (time.perf_counter_ns() - start) * 1e-9 / number
-
-
-# --- GPU -----------------------------------------------------------------------
-
-class _GpuClock:
-    """CUDA events through CuPy or PyTorch, whichever the device uses."""
-    backend = "cuda"
-
-    def __init__(self, library: str, l2_bytes: int):
-        self.library = library
-        nbytes = max(2 * l2_bytes, 8 << 20)
-        if library == "cupy":
-            import cupy
-            self._cp = cupy
-            self._buffer = cupy.empty(nbytes, dtype=cupy.uint8)
-        else:
-            import torch
-            self._torch = torch
-            self._buffer = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
-
-    def event(self):
-        if self.library == "cupy":
-            return self._cp.cuda.Event()
-        return self._torch.cuda.Event(enable_timing=True)
-
-    def synchronize(self):
-        if self.library == "cupy":
-            self._cp.cuda.Device().synchronize()
-        else:
-            self._torch.cuda.synchronize()
-
-    def elapsed(self, start, end) -> float:
-        """Seconds between two recorded events (after synchronize)."""
-        if self.library == "cupy":
-            return self._cp.cuda.get_elapsed_time(start, end) * 1e-3
-        return start.elapsed_time(end) * 1e-3
-
-    def flush(self):
-        if self.library == "cupy":
-            self._buffer.fill(0)
-        else:
-            self._buffer.zero_()
-
-    def time_many(self, fn, args, count: int, flush: bool) -> list:
-        """Seconds for each of ``count`` calls, events around each, one sync at the end."""
-        pairs = []
-        for _ in range(count):
-            if flush:
-                self.flush()
-            start, end = self.event(), self.event()
-            start.record()
-            fn(*args)
-            end.record()
-            pairs.append((start, end))
-        self.synchronize()
-        return [self.elapsed(s, e) for s, e in pairs]
-
-    def capture(self, fn, args, calls: int):
-        """A CUDA graph of ``calls`` back-to-back calls; returns a launcher."""
-        if self.library == "cupy":
-            cp = self._cp
-            stream = cp.cuda.Stream(non_blocking=True)
-            with stream:
-                fn(*args)  # warm up on the capture stream
-                stream.synchronize()
-                stream.begin_capture()
-                for _ in range(calls):
-                    fn(*args)
-                graph = stream.end_capture()
-            return lambda: graph.launch()
-        torch = self._torch
-        graph = torch.cuda.CUDAGraph()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            fn(*args)
-        torch.cuda.current_stream().wait_stream(side)
-        with torch.cuda.graph(graph):
-            for _ in range(calls):
-                fn(*args)
-        return graph.replay
-
-
 # --- the timer -----------------------------------------------------------------
-
-_FLOORS: dict = {}
-
-
-def _noop():
-    return None
-
-
-def _floor(clock, mode: str) -> float:
-    """Median seconds the timer reports for an empty call (cached per clock and mode)."""
-    key = (clock.backend, mode)
-    if key not in _FLOORS:
-        flush = mode == "flush"  # an empty call timed exactly as fn is, flush included
-        if clock.backend == "cpu":
-            number = 1000 if mode == "hot" else 1
-            samples = [clock.time_calls(_noop, (), number, flush) for _ in range(30 if flush else 200)]
-        else:
-            clock.time_many(_noop, (), 10, flush)
-            samples = clock.time_many(_noop, (), 100, flush)
-        _FLOORS[key] = float(np.median(samples))
-    return _FLOORS[key]
-
 
 def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache: str = "flush",
           cuda_graph: bool = False, nbytes: Optional[float] = None, flops: Optional[float] = None,
@@ -333,7 +203,7 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
     backend = backend or dev.backend
     if backend not in ("cuda", "cpu"):
         raise ValueError(f"backend must be 'cuda' or 'cpu', got {backend!r}")
-    if backend == "cuda" and dev.backend != "cuda":
+    if backend == "cuda" and not dev.on_gpu:
         raise RuntimeError("backend='cuda' was asked for, but no CUDA GPU is available")
     if cuda_graph and backend != "cuda":
         raise ValueError("cuda_graph=True needs a CUDA GPU; on the CPU use cache='hot'")
@@ -345,11 +215,11 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
     if backend == "cpu":
         from .device import last_level_cache_bytes
         llc = last_level_cache_bytes()
-        timing = _bench_cpu(fn, args, warm_until, budget, cache, max_samples, llc)
+        timing = _bench_cpu(fn, args, warm_until, budget, cache, max_samples, llc, dev.timer_floors)
     else:
         llc = dev.l2_bytes
         timing = _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples,
-                            _GpuClock(dev.array_library, dev.l2_bytes))
+                            clocks.GpuClock(dev), dev.timer_floors)
     timing.nbytes, timing.flops, timing.label = nbytes, flops, label
     timing.warnings = _judge(timing, llc, dev if backend == dev.backend else None, min_samples, budget)
     return timing
@@ -370,8 +240,8 @@ def _collect(take, deadline: float, max_samples: int, samples: list) -> list:
     return samples
 
 
-def _bench_cpu(fn, args, warm_until, budget, cache, max_samples, llc):
-    clock = _CpuClock(llc)
+def _bench_cpu(fn, args, warm_until, budget, cache, max_samples, llc, floors):
+    clock = clocks.CpuClock(llc)
     one_call = lambda: clock.time_calls(fn, args, 1, flush=False)  # noqa: E731
     warm = _warm_up(one_call, warm_until)
     if cache == "flush":
@@ -386,11 +256,11 @@ def _bench_cpu(fn, args, warm_until, budget, cache, max_samples, llc):
         number, samples = 1, []
         take = lambda: clock.time_calls(fn, args, 1, flush=True)  # noqa: E731
     samples = _collect(take, deadline, max_samples, samples)
-    return Timing(samples=samples, floor=_floor(clock, cache), backend="cpu", mode=cache,
+    return Timing(samples=samples, floor=clocks.floor(clock, cache, floors), backend="cpu", mode=cache,
                   calls_per_sample=number)
 
 
-def _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples, clock):
+def _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples, clock, floors):
     flush = cache == "flush" and not cuda_graph
     clock.synchronize()  # bench made the first call
     one_call = lambda: clock.time_many(fn, args, 1, flush)[0]  # noqa: E731
@@ -405,11 +275,11 @@ def _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples, clo
         count = int(min(max(budget / (estimate * calls), 1), max_samples))
         launch()
         totals = clock.time_many(launch, (), count, flush=False)
-        return Timing(samples=[t / calls for t in totals], floor=_floor(clock, "graph") / calls,
+        return Timing(samples=[t / calls for t in totals], floor=clocks.floor(clock, "graph", floors) / calls,
                       backend="cuda", mode="graph", calls_per_sample=calls)
     count = int(min(max(budget / estimate, 1), max_samples))  # events are asynchronous: plan, no deadline
     samples += clock.time_many(fn, args, count - len(samples), flush)
-    return Timing(samples=samples, floor=_floor(clock, cache), backend="cuda", mode=cache)
+    return Timing(samples=samples, floor=clocks.floor(clock, cache, floors), backend="cuda", mode=cache)
 
 
 def _judge(t: Timing, llc_bytes: int, dev, min_samples: int, budget: float) -> list:

@@ -16,8 +16,8 @@ from .roofline import Roofline
 def explain(roof: Roofline, intensity: float, nbytes: float) -> str:
     """One line: regime, attainable FLOP/s and expected time of a kernel moving ``nbytes`` bytes
     at ``intensity`` FLOP/byte on ``roof``."""
-    from .plot import format_bytes, format_rate
-    from .timing import format_seconds
+    from .units import format_bytes, format_rate
+    from .units import format_seconds
     flops = intensity * nbytes
     regime = roof.regime(flops, nbytes)
     seconds = float(roof.time(flops, nbytes))

@@ -13,6 +13,7 @@ from brrr import specs
 from brrr.device import Device, _normalise_dtype
 
 device_module = importlib.import_module("brrr.device")   # `brrr.device` is the function
+from brrr import cpu_peaks  # noqa: E402
 PEAK_NAMES = tuple(device_module.PEAK_UNITS)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -128,7 +129,7 @@ def fake_measure(monkeypatch, tmp_path):
         made.append({name: [1.0 * n, 3.0 * n, 2.0 * n] for name in PEAK_NAMES})
         return made[-1], "fake measurement"
 
-    monkeypatch.setattr(device_module, "_measure_cpu_rates", fake)
+    monkeypatch.setattr(cpu_peaks, "_measure_cpu_rates", fake)
     return made
 
 
@@ -272,7 +273,7 @@ def test_a_bad_measurement_is_repeated_once_then_named(monkeypatch, tmp_path, ba
         rates["bandwidth"] = [{"zero": 0.0, "negative": -1.0, "nan": float("nan")}[bad]] * 3
         return rates, "fake"
 
-    monkeypatch.setattr(device_module, "_measure_cpu_rates", fake)
+    monkeypatch.setattr(cpu_peaks, "_measure_cpu_rates", fake)
     with pytest.raises(RuntimeError, match=r"copy bandwidth \(np.copyto\) came out as"):
         device_module.measured_cpu_peaks()
     assert len(calls) == 2 and not (tmp_path / "cpu_peaks.json").exists()
@@ -288,7 +289,7 @@ def test_a_bad_measurement_once_is_replaced_by_the_second(monkeypatch, tmp_path)
             made[0]["bandwidth"] = [0.0] * 3
         return made[-1], "fake"
 
-    monkeypatch.setattr(device_module, "_measure_cpu_rates", fake)
+    monkeypatch.setattr(cpu_peaks, "_measure_cpu_rates", fake)
     dev = Device(name="cpu", backend="cpu", array_library="numpy", l2_bytes=1)
     assert dev.ridge == made[1]["flops_float32"][0] / made[1]["bandwidth"][0]   # no ZeroDivisionError
     assert len(made) == 2
@@ -296,7 +297,7 @@ def test_a_bad_measurement_once_is_replaced_by_the_second(monkeypatch, tmp_path)
 
 RACER = """
 import importlib, json, os, sys, time
-device = importlib.import_module("brrr.device")
+device = importlib.import_module("brrr.cpu_peaks")
 marker, ready = sys.argv[1], sys.argv[2]
 
 def fake(quick):
@@ -344,7 +345,7 @@ def detect_gpu(monkeypatch, name, library="cupy", **props):
     def no_cpu_peaks(*args, **kwargs):
         raise AssertionError("a GPU got the CPU's peaks")
 
-    monkeypatch.setattr(device_module, "_cpu_peaks_entry", no_cpu_peaks)
+    monkeypatch.setattr(cpu_peaks, "cached_entry", no_cpu_peaks)
     if library == "cupy":
         monkeypatch.setitem(sys.modules, "cupy", fake_cupy({"name": name.encode(), **props}))
     else:
@@ -427,3 +428,25 @@ def test_fp64_without_a_datasheet_figure_uses_the_fp64_lane_ratio():
     l4 = gpu_device("L4")          # compute capability 8.9: 2 FP64 lanes per 128 FP32 lanes
     assert l4.peak_flops("float64") == pytest.approx(30.3e12 / 64)
     assert gpu_device("H100-SXM").peak_flops("float64") == 34e12
+
+
+# --- the backend, decided once --------------------------------------------------------------------
+
+def test_the_cpu_device_decides_library_torch_device_and_allocation():
+    dev = Device(name="cpu", backend="cpu", array_library="numpy", l2_bytes=1 << 20)
+    assert not dev.on_gpu and dev.library == "numpy" and dev.torch_device == "cpu"
+    a = dev.full(5, 2.0, "float32")
+    assert type(a).__module__ == "numpy" and a.dtype.name == "float32" and a.tolist() == [2.0] * 5
+    t = dev.full((2, 3), 1.0, "bfloat16", library="torch")
+    assert str(t.dtype) == "torch.bfloat16" and tuple(t.shape) == (2, 3) and t.device.type == "cpu"
+    dev.synchronize()     # nothing to wait for, and no error
+
+
+def test_a_gpu_device_without_a_usable_torch_keeps_torch_on_the_cpu(monkeypatch):
+    dev = Device(name="GPU", backend="cuda", array_library="cupy", l2_bytes=1 << 20)
+    assert dev.on_gpu and dev.library == "cupy"
+    import torch
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert dev.torch_device == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert dev.torch_device == "cuda"

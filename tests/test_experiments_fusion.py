@@ -53,15 +53,16 @@ def test_fusion_speedup_records_and_speedups(monkeypatch):
     result = fusion.fusion_speedup(ks=(1, 4), n=n, backends=("brrr", "cupy_fuse"), roof=ROOF, progress=False)
     if brrr.device().backend != "cuda":
         assert any("cupy_fuse skipped" in note for note in result.meta["notes"])
-    brrr_rows = [r for r in result.records if r["backend"] == "brrr"]
+    brrr_rows = [r for r in result.records if r["fuser"] == "brrr"]
     assert {(r["variant"], r["k"]) for r in brrr_rows} == {("fused", 1), ("unfused", 1), ("fused", 4), ("unfused", 4)}
     for r in brrr_rows:
         nbytes, flops = fusion.chain_traffic(r["k"], n, r["variant"] == "fused")
         assert (r["nbytes"], r["flops"]) == (nbytes, flops)
         assert r["predicted_seconds"] == pytest.approx(max(flops / 1e12, nbytes / 1e11))
         assert r["seconds"] > 0 and r["predicted_regime"] == "memory-bound"
+        assert r["backend"] == brrr.device().backend and 0 < r["min_seconds"] <= r["seconds"]
     table = fusion.speedups(result)
-    row = table[(table.backend == "brrr") & (table.k == 4)].iloc[0]
+    row = table[(table.fuser == "brrr") & (table.k == 4)].iloc[0]
     assert row.predicted_speedup == pytest.approx(4)
     assert row.speedup == pytest.approx(row.unfused_seconds / row.fused_seconds)
     lines = fusion.speedup_lines(result)
@@ -144,7 +145,7 @@ def _hand_made_run(reference=False):
     for k, tf, tu in ((1, 1e-3, 1e-3), (4, 1e-3, 4e-3)):
         for variant, t in (("fused", tf), ("unfused", tu)):
             nbytes, flops = fusion.chain_traffic(k, 1000, variant == "fused")
-            records.append({"backend": "brrr", "library": "brrr.kernels (Numba)", "variant": variant, "k": k,
+            records.append({"fuser": "brrr", "library": "brrr.kernels (Numba)", "variant": variant, "k": k,
                             "op": "mul", "n": 1000, "seconds": t, "predicted_seconds": ROOF.time(flops, nbytes),
                             "predicted_regime": "memory-bound"})
     meta = {"device": {"name": "Test GPU" if reference else "Test CPU", "backend": "cuda" if reference else "cpu"},

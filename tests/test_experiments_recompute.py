@@ -84,7 +84,7 @@ def test_checkpoint_sweep_records(monkeypatch):
     for r in rows.values():
         assert r["max_grad_error"] == 0.0
         assert r["peak_activation_bytes"] == r["saved_bytes"] + r["recompute_bytes"]
-        assert r["seconds"] > 0 and r["min"] <= r["seconds"]
+        assert r["seconds"] > 0 and r["min_seconds"] <= r["seconds"] and r["iqr_seconds"] >= 0
     assert result.meta["input_bytes"] == 4 * 8 * 4
 
 
@@ -138,7 +138,7 @@ def test_checkpoint_sweep_times_in_rounds_and_tables():
     result = recompute.checkpoint_sweep(every=(0, 2), layers=2, width=4, batch=2, rounds=2, progress=False)
     assert result.meta["rounds"] == 2 and result.meta["parameter_bytes"] > 0 and result.meta["step_flops"] > 0
     for r in result.records:
-        assert 0 < r["min"] <= r["seconds"]
+        assert 0 < r["min_seconds"] <= r["seconds"]
     table = recompute.checkpoint_table(result)
     assert list(table["segment length (blocks)"]) == ["none", "2"]
     assert "allocator's peak (GPU only)" in table

@@ -34,7 +34,7 @@ def test_matmul_flops_and_bytes_by_hand():
     table = brrr.profile(MatMul(), torch.randn(M, K), torch.randn(K, N), measure=False)
     row = only(table, "mm")
     assert row.flops == 2 * M * N * K
-    assert row.bytes == (M * K + K * N + M * N) * F32
+    assert row["nbytes"] == (M * K + K * N + M * N) * F32
     assert row.category == "matmul"
     assert row.intensity == pytest.approx(2 * M * N * K / ((M * K + K * N + M * N) * F32))
     assert row.input_shapes == ((M, K), (K, N))
@@ -45,15 +45,15 @@ def test_add_flops_and_bytes_by_hand():
     M, N = 64, 80
     row = only(brrr.profile(Add(), torch.randn(M, N), torch.randn(M, N), measure=False), "add.Tensor")
     assert row.flops == M * N                       # one FLOP per output element
-    assert row.bytes == 3 * M * N * F32             # read a, read b, write the sum
+    assert row["nbytes"] == 3 * M * N * F32         # read a, read b, write the sum
     assert row.category == "elementwise"
     # a broadcast operand is read once, not once per row
     row = only(brrr.profile(Add(), torch.randn(M, N), torch.randn(N), measure=False), "add.Tensor")
-    assert row.bytes == (2 * M * N + N) * F32
+    assert row["nbytes"] == (2 * M * N + N) * F32
     # adding a tensor to itself reads it once
     same = torch.randn(M, N)
     row = only(brrr.profile(Add(), same, same, measure=False), "add.Tensor")
-    assert row.bytes == 2 * M * N * F32
+    assert row["nbytes"] == 2 * M * N * F32
 
 
 def test_layer_norm_flops_and_bytes_by_hand():
@@ -61,7 +61,7 @@ def test_layer_norm_flops_and_bytes_by_hand():
     row = only(brrr.profile(nn.LayerNorm(N), torch.randn(M, N), measure=False), "native_layer_norm")
     assert row.flops == 7 * M * N
     # read x, gamma, beta; write y and the per-row mean and 1/sigma
-    assert row.bytes == (M * N + 2 * N + M * N + 2 * M) * F32
+    assert row["nbytes"] == (M * N + 2 * N + M * N + 2 * M) * F32
     assert row.category == "normalisation"
 
 
@@ -86,7 +86,7 @@ def test_roofline_time_is_max_of_math_and_memory():
     table = brrr.profile(MatMul(), torch.randn(64, 64), torch.randn(64, 64), repeats=3)
     row = only(table, "mm")
     roof = brrr.Roofline.from_device()
-    assert row.roofline_seconds == pytest.approx(max(row.flops / roof.peak_flops, row.bytes / roof.peak_bandwidth))
+    assert row.roofline_seconds == pytest.approx(max(row.flops / roof.peak_flops, row["nbytes"] / roof.peak_bandwidth))
     assert row.efficiency == pytest.approx(row.roofline_seconds / row.seconds)
 
 
@@ -100,7 +100,7 @@ def test_views_are_left_out_unless_asked():
     with_views = brrr.profile(Reshape(), x, measure=False, views=True)
     assert {"view", "t"} <= set(with_views.op)
     views = with_views[with_views.op.isin(["view", "t"])]
-    assert (views.bytes == 0).all() and (views.flops == 0).all()      # no data moves
+    assert (views["nbytes"] == 0).all() and (views.flops == 0).all()      # no data moves
 
 
 def test_backward_rows_present_and_labelled():
@@ -123,7 +123,7 @@ def test_in_place_ops_are_replayed():
     table = brrr.profile(model, torch.randn(4, 16), repeats=3)
     row = only(table, "relu_")
     assert row.category == "elementwise"
-    assert row.bytes == 2 * 4 * 16 * F32 and row.seconds > 0
+    assert row["nbytes"] == 2 * 4 * 16 * F32 and row.seconds > 0
 
 
 def test_merge_counts_calls():
@@ -197,8 +197,8 @@ def test_gpu_half_precision_matmul_uses_tensor_core_roof():
     table = brrr.profile(MatMul(), a, b, repeats=5)
     row = only(table, "mm")
     roof = brrr.Roofline.from_device(dtype="float16", tensor_cores=True)
-    assert row.roofline_seconds == pytest.approx(max(row.flops / roof.peak_flops, row.bytes / roof.peak_bandwidth))
-    assert row.bytes == 3 * 256 * 256 * 2 and row.seconds > 0
+    assert row.roofline_seconds == pytest.approx(max(row.flops / roof.peak_flops, row["nbytes"] / roof.peak_bandwidth))
+    assert row["nbytes"] == 3 * 256 * 256 * 2 and row.seconds > 0
     back = brrr.profile(nn.Linear(64, 64).cuda(), torch.randn(8, 64, device="cuda"), backward=True, repeats=3)
     assert "backward" in set(back.phase)
 
@@ -296,6 +296,22 @@ def test_page_tables_have_units_and_no_missing_cells():
     ivanov = profiler.ivanov_table(table).to_html()
     assert "published (V100)" in ivanov and "99.8%" in ivanov and "700×" in ivanov
 
+
+def test_shipped_reference_profiles_read_with_todays_columns():
+    """Reference profiles written before record schema 2 (a 'bytes' column) load with
+    ``nbytes``, and every report reads them."""
+    from brrr import profiler, reference
+    runs = reference.load("profile_bert", backend=None)
+    assert runs
+    for run in runs:
+        frame = reference.as_frame(run)
+        assert set(COLUMNS) <= set(frame.columns) and "bytes" not in frame.columns
+        totals = category_totals(frame)
+        assert totals["nbytes"].sum() == frame["nbytes"].sum() > 0
+        assert len(roofline_points(frame)) > 0
+    frame = reference.as_frame(runs[0])
+    assert "(reference)" in profiler.ivanov_table(frame, runs).to_html()
+    assert "bytes" in profiler.page_table(frame).to_html()
 
 # --- the profiler leaves the model as it found it ------------------------------------------------
 

@@ -55,7 +55,7 @@ def check_regimes(t, text):
         assert f"{words.times(1 / ratio)} shorter than the profiler's" in text and "tell the effects apart" in text
     # the rule: overhead-bound iff the fixed cost is at least the roofline time
     for row in t.itertuples():
-        if row.flops or row.bytes:
+        if row.flops or row.nbytes:
             assert (row.regime == "overhead-bound") == (o >= row.roofline_seconds), row
     total = t.seconds.sum()
     for regime in prose.REGIMES:
@@ -117,7 +117,7 @@ def test_rows_vs_model(runs):
 
 def three_classes(t):
     cats = ["matmul", "normalisation", "elementwise"]
-    g = t[t.category.isin(cats)].groupby("category")[["flops", "seconds", "bytes"]].sum().reindex(cats).fillna(0)
+    g = t[t.category.isin(cats)].groupby("category")[["flops", "seconds", "nbytes"]].sum().reindex(cats).fillna(0)
     flops, secs = g.flops / g.flops.sum(), g.seconds / g.seconds.sum()
     rate = g.flops / g.seconds
     return flops, secs, rate, g
@@ -144,7 +144,7 @@ def test_bert(runs):
         assert "does not reproduce" in text
     assert ("gaps are smaller than published" in text) == (norm_gap < 250 and ew_gap < 700)
     assert ("gaps are larger than published" in text) == (norm_gap > 250 and ew_gap > 700)
-    small_bytes = g.bytes[["normalisation", "elementwise"]].sum() / g.bytes.sum()
+    small_bytes = g.nbytes[["normalisation", "elementwise"]].sum() / g.nbytes.sum()
     assert close_to(100 * small_bytes, text, 0.01)
     tokens = math.prod(list(t[t.op == "native_layer_norm"].iloc[0].input_shapes[0])[:-1])
     assert f"{tokens:,} tokens" in text
@@ -254,7 +254,7 @@ def test_precision(runs):
     text = first(prose.precision(run, reference.load("profile_precision")))
     f32, low = run.records[0], run.records[-1]
     assert f"`{low['dtype']}`" in text
-    assert ("half the bytes" in text) == (abs(f32["bytes"] / low["bytes"] - 2) < 0.05)
+    assert ("half the bytes" in text) == (abs(f32["nbytes"] / low["nbytes"] - 2) < 0.05)
     mm = f32["matmul_seconds"] / low["matmul_seconds"]
     if mm > 1 + words.SAME:
         assert f"{words.times(mm)} as fast." in text
@@ -276,12 +276,12 @@ def made_table(rows, overhead, floor, chapter3, model, device=GPU):
     t = pd.DataFrame(rows)
     t["calls"] = 1
     t["roofline_seconds"] = [max(f / device["peak_flops_float32"], b / device["peak_bandwidth"])
-                             for f, b in zip(t.flops, t.bytes)]
+                             for f, b in zip(t.flops, t.nbytes)]
     t["efficiency"] = t.roofline_seconds / t.seconds
-    t["intensity"] = t.flops / t.bytes
+    t["intensity"] = t.flops / t.nbytes
     t["regime"] = ["overhead-bound" if overhead >= r else
                    "compute-bound" if f / device["peak_flops_float32"] >= b / device["peak_bandwidth"] else
-                   "memory-bound" for f, b, r in zip(t.flops, t.bytes, t.roofline_seconds)]
+                   "memory-bound" for f, b, r in zip(t.flops, t.nbytes, t.roofline_seconds)]
     t.attrs.update(device=device["name"], backend=device["backend"], overhead_seconds=overhead,
                    replay_floor_seconds=floor, chapter3_call_seconds=chapter3, model_seconds=model,
                    summary=device)
@@ -289,9 +289,9 @@ def made_table(rows, overhead, floor, chapter3, model, device=GPU):
 
 
 def gpu_block():
-    rows = [dict(op="addmm", category="matmul", flops=1e8, bytes=2e6, seconds=9e-6, phase="forward"),
-            dict(op="gelu", category="elementwise", flops=5e5, bytes=8e6, seconds=6e-6, phase="forward"),
-            dict(op="native_layer_norm", category="normalisation", flops=7e5, bytes=2e6, seconds=5e-6,
+    rows = [dict(op="addmm", category="matmul", flops=1e8, nbytes=2e6, seconds=9e-6, phase="forward"),
+            dict(op="gelu", category="elementwise", flops=5e5, nbytes=8e6, seconds=6e-6, phase="forward"),
+            dict(op="native_layer_norm", category="normalisation", flops=7e5, nbytes=2e6, seconds=5e-6,
                  phase="forward")]
     return made_table(rows, overhead=6e-6, floor=3e-6, chapter3=6.2e-6, model=40e-6)
 
@@ -328,10 +328,10 @@ def test_rows_vs_model_when_the_model_takes_longer():
 
 
 def bert_like(mm_time, norm_time, ew_time, device=GPU, floor=3e-6):
-    rows = [dict(op="addmm", category="matmul", flops=998e6, bytes=4e6, seconds=mm_time, phase="forward"),
-            dict(op="native_layer_norm", category="normalisation", flops=1.7e6, bytes=3e6, seconds=norm_time,
+    rows = [dict(op="addmm", category="matmul", flops=998e6, nbytes=4e6, seconds=mm_time, phase="forward"),
+            dict(op="native_layer_norm", category="normalisation", flops=1.7e6, nbytes=3e6, seconds=norm_time,
                  phase="forward", input_shapes=((4, 8, 16),)),
-            dict(op="gelu", category="elementwise", flops=0.3e6, bytes=3e6, seconds=ew_time, phase="forward")]
+            dict(op="gelu", category="elementwise", flops=0.3e6, nbytes=3e6, seconds=ew_time, phase="forward")]
     for r in rows:
         r.setdefault("input_shapes", ((1, 2),))
     return made_table(rows, overhead=1e-6, floor=floor, chapter3=1e-6, model=1.0, device=device)
@@ -355,10 +355,10 @@ def test_bert_shape_wordings():
 
 
 def test_backward_less_than_its_flops():
-    rows = [dict(op="addmm", category="matmul", flops=1e9, bytes=1e6, seconds=1e-3, phase="forward"),
-            dict(op="gelu", category="elementwise", flops=1e6, bytes=1e7, seconds=1e-3, phase="forward"),
-            dict(op="mm", category="matmul", flops=2e9, bytes=2e6, seconds=1.5e-3, phase="backward"),
-            dict(op="gelu_backward", category="elementwise", flops=1e6, bytes=1e7, seconds=0.5e-3,
+    rows = [dict(op="addmm", category="matmul", flops=1e9, nbytes=1e6, seconds=1e-3, phase="forward"),
+            dict(op="gelu", category="elementwise", flops=1e6, nbytes=1e7, seconds=1e-3, phase="forward"),
+            dict(op="mm", category="matmul", flops=2e9, nbytes=2e6, seconds=1.5e-3, phase="backward"),
+            dict(op="gelu_backward", category="elementwise", flops=1e6, nbytes=1e7, seconds=0.5e-3,
                  phase="backward")]
     t = made_table(rows, overhead=1e-6, floor=1e-6, chapter3=1e-6, model=1.0)
     p = prose.backward(t)
@@ -409,9 +409,9 @@ def test_batch_wordings():
 
 def made_precision(mm32, mm16, roof32=1e-3, roof16=1e-4, device=GPU, native=None):
     recs = [{"dtype": "float32", "matmul_seconds": mm32, "matmul_roofline_seconds": roof32, "seconds": 2 * mm32,
-             "bytes": 8e6, "flops": 1e9, "model_seconds": 3 * mm32},
+             "nbytes": 8e6, "flops": 1e9, "model_seconds": 3 * mm32},
             {"dtype": "float16", "matmul_seconds": mm16, "matmul_roofline_seconds": roof16, "seconds": 2 * mm16,
-             "bytes": 4e6, "flops": 1e9, "model_seconds": 3 * mm16}]
+             "nbytes": 4e6, "flops": 1e9, "model_seconds": 3 * mm16}]
     return Result("profile_precision", recs, {"device": device, "native_bf16": native, "date": "2026-01-02"})
 
 

@@ -29,7 +29,7 @@ def test_every_set_holds_the_whole_chapter():
 
 # --- hand-made runs ---------------------------------------------------------------------------
 
-def make_run(points, device=CPU, n=2 ** 24, op="mul", backend="brrr", library="brrr.kernels (Numba)",
+def make_run(points, device=CPU, n=2 ** 24, op="mul", fuser="brrr", library="brrr.kernels (Numba)",
              reference_run=False, notes=()):
     """A fusion_speedup-shaped Result from (k, fused seconds, unfused seconds) triples, its
     predictions made by the same bytes model and roof as the experiment's."""
@@ -40,8 +40,8 @@ def make_run(points, device=CPU, n=2 ** 24, op="mul", backend="brrr", library="b
             if t is None:
                 continue
             nbytes, flops = fusion.chain_traffic(k, n, variant == "fused", op)
-            records.append({"backend": backend, "library": library, "variant": variant, "k": k, "op": op, "n": n,
-                            "dtype": "float32", "nbytes": nbytes, "flops": flops, "seconds": t, "iqr": 0.0,
+            records.append({"fuser": fuser, "library": library, "variant": variant, "k": k, "op": op, "n": n,
+                            "dtype": "float32", "nbytes": nbytes, "flops": flops, "seconds": t, "iqr_seconds": 0.0,
                             "predicted_seconds": float(roof.time(flops, nbytes)),
                             "predicted_regime": roof.regime(flops, nbytes)})
     meta = {"device": dict(device), "date": "2026-01-02T00:00:00", "roof": roof.to_dict(), "n": n,
@@ -95,9 +95,9 @@ def test_generated_kernels_wording():
 
 # --- measured speed-ups: every record set -----------------------------------------------------------
 
-def _focus(run, backend):
+def _focus(run, fuser):
     """(k, measured speed-up, predicted speed-up) at k = 16 or nearest, computed from the records."""
-    t = {(r["k"], r["variant"]): r for r in run.records if r["backend"] == backend}
+    t = {(r["k"], r["variant"]): r for r in run.records if r["fuser"] == fuser}
     ks = sorted(k for k, v in t if v == "fused" and (k, "unfused") in t)
     k = min(ks, key=lambda k: (abs(math.log(k / 16)), -k))
     f, u = t[(k, "fused")], t[(k, "unfused")]
@@ -125,9 +125,9 @@ def test_kernel_speedups(runs):
     assert ("No reference GPU run" in str(p)) == (not refs)
 
 
-def _bend(run, backend):
+def _bend(run, fuser):
     """'before', 'at', 'after', 'no bend, sweep short' or 'no bend past the line', from the records."""
-    t = {(r["k"], r["variant"]): r["seconds"] for r in run.records if r["backend"] == backend}
+    t = {(r["k"], r["variant"]): r["seconds"] for r in run.records if r["fuser"] == fuser}
     ks = sorted(k for k, v in t if v == "fused" and (k, "unfused") in t)
     s = [t[(k, "unfused")] / t[(k, "fused")] for k in ks]
     cross = run.meta["crossover_k"]
@@ -177,7 +177,7 @@ def test_cos_chain(runs):
 
     def floor(run):
         pts = sorted((r["k"], r["seconds"] / r["n"]) for r in run.records
-                     if r["variant"] == "fused" and r["backend"] == run.records[0]["backend"])
+                     if r["variant"] == "fused" and r["fuser"] == run.records[0]["fuser"])
         return next((k for k, t in pts if t > 1.5 * pts[0][1]), None), pts[-1][0]
     (kc, cos_last), (km, mul_last) = floor(cos), floor(kernels)
     assert (f"the cosine chain left it at k = {kc}" in text) if kc else (f"never left it, up to k = {cos_last}" in text)
@@ -200,7 +200,7 @@ def test_cos_chain(runs):
     assert ("even ran slower than as" in text) == (speedup < 0.8)
     assert ("bought a speed-up of only" in text) == (0.8 <= speedup and speedup / last["k"] < 0.8)
     faster = sum(r["seconds"] * 1.05 < r["predicted_seconds"] for run in (cos, kernels) for r in run.records
-                 if r["variant"] == "fused" and r["backend"] == run.records[0]["backend"])
+                 if r["variant"] == "fused" and r["fuser"] == run.records[0]["fuser"])
     assert ("ran faster than the roofline line" in text) == (faster > 0)
 
 
@@ -267,7 +267,7 @@ def test_short_because_arithmetic_is_busy():
 
 def test_bend_outcomes():
     # memory-bound all the way, sweep ends before the crossover (GPU-like)
-    gpu = memory_bound_run(ks=(1, 2, 4, 8, 16, 32, 64, 128), device=H100, n=2 ** 26, backend="cupy_fuse",
+    gpu = memory_bound_run(ks=(1, 2, 4, 8, 16, 32, 64, 128), device=H100, n=2 ** 26, fuser="cupy_fuse",
                            library="cupy.fuse")
     assert prose.bend(prose.curve(gpu, "cupy_fuse"))["outcome"] == "no bend, sweep short"
     # the fused time grows early: bends before the line; busy arithmetic -> the FMA sentence,
@@ -300,12 +300,12 @@ def test_references_are_discussed():
     p = prose.kernel_speedups(live, [ref])
     assert "On the reference NVIDIA H100 80GB HBM3 (measured 2026-01-02)" in str(p)
     assert "No reference GPU run" not in str(p)
-    q = prose.fusers(live, make_run([], backend="torch_compile"), [ref], [])
+    q = prose.fusers(live, make_run([], fuser="torch_compile"), [ref], [])
     assert "On the reference NVIDIA H100" in str(q) and "did not bend within the sweep" in str(q)
 
 
 def test_torch_compile_missing():
-    compiled = make_run([], backend="torch_compile",
+    compiled = make_run([], fuser="torch_compile",
                         notes=["torch_compile skipped: RuntimeError: no C++ compiler"])
     text = str(prose.fusers(memory_bound_run(ks=(1, 16)), compiled))
     assert "could not compile here (RuntimeError: no C++ compiler)" in text
@@ -329,9 +329,9 @@ def test_cos_chain_branches():
 
 def _epilogue(kernels, eager=10e-3, compiled=5e-3, device=CPU, shape=(1024, 1024, 16), iqr=0.0):
     roof = brrr.Roofline(peak_flops=device["peak_flops_float32"], peak_bandwidth=device["peak_bandwidth"])
-    recs = [{"variant": "eager", "seconds": eager, "iqr": iqr}]
+    recs = [{"variant": "eager", "seconds": eager, "iqr_seconds": iqr}]
     if compiled is not None:
-        recs.append({"variant": "torch.compile", "seconds": compiled, "iqr": iqr})
+        recs.append({"variant": "torch.compile", "seconds": compiled, "iqr_seconds": iqr})
     meta = {"device": device, "date": "2026-01-02", "roof": roof.to_dict(), "shape": shape, "dtype": "float32",
             "notes": [] if compiled is not None else ["torch.compile skipped: CalledProcessError: no cc"]}
     if compiled is not None:

@@ -48,7 +48,7 @@ def hand_sweep(times: dict, layers=8, m_in=100, m_block=1000, allocator=None, ba
         kept = segments * m_in if e else layers * m_block
         again = min(e, layers) * m_block if e else 0
         records.append({"every": e, "segments": segments, "saved_bytes": kept, "recompute_bytes": again,
-                        "peak_activation_bytes": kept + again, "seconds": t, "min": t, "iqr": iqr * t,
+                        "peak_activation_bytes": kept + again, "seconds": t, "min_seconds": t, "iqr_seconds": iqr * t,
                         "peak_memory_bytes": (allocator or {}).get(e), "max_grad_error": 0.0})
     device = {"name": HAND_MADE if backend == "cuda" else "Hand-made CPU", "backend": backend,
               "peak_flops_float32": 1e12}
@@ -68,7 +68,7 @@ def hand_chain(times: dict, saved: dict = None, backend="cpu", k=4, n=1000, note
         predicted = (1 if v.endswith("(recompute)") else k) * n * 4
         b = saved.get(v, predicted)
         records.append({"variant": v, "op": "gelu", "k": k, "n": n, "saved_bytes": b, "saved_tensors": b // (4 * n),
-                        "predicted_saved_bytes": predicted, "seconds": t, "min": t, "iqr": 0.0})
+                        "predicted_saved_bytes": predicted, "seconds": t, "min_seconds": t, "iqr_seconds": 0.0})
     device = {"name": HAND_MADE if backend == "cuda" else "Hand-made CPU", "backend": backend, "l2_bytes": 10 ** 9}
     meta = {"device": device, "op": "gelu", "k": k, "n": n, "notes": list(notes),
             "date": "2000-01-01T00:00:00+00:00"}
@@ -154,7 +154,7 @@ def test_checkpoint_time(runs):
     p = prose.checkpoint_time(run, reference.load("checkpoint_sweep"))
     text = str(p).split("\n\n")[0]
     rows, ck, best, _ = _independent(run)
-    ratio = rows[best]["min"] / rows[0]["min"]
+    ratio = rows[best]["min_seconds"] / rows[0]["min_seconds"]
     if ratio >= 1 / (1 + words.SAME):
         assert close_to(ratio, text, 0.01)
     else:
@@ -165,9 +165,10 @@ def test_checkpoint_time(runs):
     phrase = {"faster": "*faster* than without", "free": "cost no visible time", "near": "close to the estimate",
               "below": "less than the estimate", "above": "well above the estimate"}[expected]
     assert phrase in text
-    r1, rl = rows[ck[0]]["min"] / rows[0]["min"], rows[ck[-1]]["min"] / rows[0]["min"]
+    base = rows[0]["min_seconds"]
+    r1, rl = rows[ck[0]]["min_seconds"] / base, rows[ck[-1]]["min_seconds"] / base
     assert ("a fixed cost per checkpointed segment" in text) == (r1 > rl * (1 + words.SAME))
-    spread = max(r["iqr"] / r["seconds"] for r in run.records)
+    spread = max(r["iqr_seconds"] / r["seconds"] for r in run.records)
     assert ("The samples spread widely" in text) == (spread > prose.NOISY)
 
 
@@ -258,17 +259,17 @@ def test_compiled(runs):
     predicted = all(r["saved_bytes"] == r["predicted_saved_bytes"] for r in (eager, rec))
     assert ("as the min-cut predicts" in text) == predicted
     if "compiled (save all)" in rows:
-        r = rows["compiled (save all)"]["min"] / rec["min"]
+        r = rows["compiled (save all)"]["min_seconds"] / rec["min_seconds"]
         word = "faster" if r > 1.1 else "slower" if r < 1 / 1.1 else "same"
         assert p.facts["recompute_vs_save_all"] == word
         assert close_to(r if word == "faster" else 1 / r, text, 0.05)
-    r = eager["min"] / rec["min"]
+    r = eager["min_seconds"] / rec["min_seconds"]
     word = "faster" if r > 1.1 else "slower" if r < 1 / 1.1 else "same"
     assert p.facts["recompute_vs_eager"] == word
     if word == "faster":
         assert f"Against eager mode it was {words.times(r)} faster" in text
         if "compiled (save all)" in rows:
-            fusion_alone = eager["min"] / rows["compiled (save all)"]["min"]
+            fusion_alone = eager["min_seconds"] / rows["compiled (save all)"]["min_seconds"]
             assert ("fusing alone did not pay here" in text) == (fusion_alone <= 1 + words.SAME)
     elif word == "slower":
         assert f"Eager mode, though, was {words.times(1 / r)} faster" in text

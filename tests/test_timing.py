@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import brrr
-from brrr import timing
+from brrr import config, timing
 from brrr.timing import Timing, bench, format_seconds
 
 
@@ -48,9 +48,9 @@ def test_flush_and_hot_both_time_a_real_copy():
 
 
 def test_empty_call_is_flagged_overhead_dominated():
-    # The floor is cached per process; measure it now, beside the call, not under an earlier
+    # The floor is kept with the device; measure it now, beside the call, not under an earlier
     # test's load, and take enough samples (not bench's minimum of 5) for a steady median.
-    timing._FLOORS.clear()
+    brrr.device().timer_floors.clear()
     t = bench(lambda: None, budget=0.3)
     assert any(w.startswith("overhead-dominated") for w in t.warnings)
 
@@ -98,6 +98,7 @@ def test_quick_mode_shrinks_the_budget(monkeypatch):
     full = len(calls)
     calls.clear()
     monkeypatch.setenv("BRRR_QUICK", "1")
+    config.reread()          # BRRR_QUICK is read once per process; this test changes it midway
     bench(work, budget=0.2, warmup=0.0)
     assert len(calls) < full
 
@@ -208,3 +209,11 @@ def test_gpu_copy_timed_with_events(cache, graph):
     t = bench(fn, cache=cache, cuda_graph=graph, nbytes=2 * 4 * (1 << 26))
     assert t.backend == "cuda" and t.mode == ("graph" if graph else cache)
     assert 0 < t.gbps() < 1.2 * dev.peak_bandwidth / 1e9
+
+
+def test_timer_floors_belong_to_the_device():
+    dev = brrr.device()
+    dev.timer_floors.clear()
+    bench(lambda: None, budget=0.02, cache="hot")
+    assert ("cpu", "hot") in dev.timer_floors and dev.timer_floors[("cpu", "hot")] > 0
+    assert not hasattr(timing, "_FLOORS")   # no module-level cache inside bench

@@ -1,6 +1,12 @@
 """The canonical sweeps the chapters run; each returns a :class:`brrr.Result`.
 
-One module per topic; every function here is importable as ``brrr.experiments.NAME``.
+One module per idea; every function here is importable as ``brrr.experiments.NAME``.
+A chapter's topic module re-exports its parts, so ``brrr.experiments.overhead`` (parts:
+``wallclock``, ``overhead_calls``, ``overhead_batch``, ``overhead_async``),
+``brrr.experiments.fusion`` (``fusion_model``, ``fusion_fusers``, ``fusion_tables``,
+``fusion_epilogue``) and ``brrr.experiments.recompute`` (``recompute_saved``,
+``recompute_checkpoint``, ``recompute_compiled``) hold every name of their chapter.
+Records follow the schema of :mod:`brrr.results`.
 """
 from .common import run_sweep, is_out_of_memory
 from .compute import elementwise_vs_matmul, matmul_flops, matmul_tensor_cores, mfu_vs_batch

@@ -10,19 +10,8 @@ from __future__ import annotations
 import math
 
 from .. import config
-from ..device import _normalise_dtype, device as live_device
-
-ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
-
-
-def dtype_name(dtype) -> str:
-    """'float32', 'float64', 'float16' or 'bfloat16' (ValueError names the argument otherwise)."""
-    return _normalise_dtype(dtype)
-
-
-def itemsize(dtype) -> int:
-    """Bytes per element of ``dtype``."""
-    return ITEMSIZE[dtype_name(dtype)]
+from ..arrays import ITEMSIZE, dtype_name, full, itemsize, torch_dtype  # noqa: F401 (used by the experiments)
+from ..device import device as live_device
 
 
 def check_sizes(name: str, sizes) -> list:
@@ -37,63 +26,6 @@ def check_sizes(name: str, sizes) -> list:
     if not out:
         raise ValueError(f"{name} must not be empty")
     return out
-
-
-def library(dev) -> str:
-    """'numpy' on the CPU; on a GPU 'cupy' or 'torch' (whichever brrr.device uses)."""
-    return "numpy" if dev.backend == "cpu" else dev.array_library
-
-
-def torch_dtype(dtype):
-    import torch
-    return getattr(torch, dtype_name(dtype))
-
-
-# Page offsets (bytes) at which successive CPU arrays start, 64-byte aligned and far apart. On
-# x86, a load whose address differs from an earlier store's by a multiple of 4 KiB looks like
-# it depends on that store ("4K aliasing"): a copy between two arrays that start at the same
-# offset in their pages can run several times slower, for a reason that has nothing to do
-# with bandwidth or caches. Measured here: an 8 KiB np.copyto ran at a seventh of the speed it
-# reached with the destination moved within its page.
-PAGE = 4096
-_OFFSETS = tuple((i * 1088) % PAGE for i in range(8))   # 0, 1088, 2176, 3264, 256, ...
-_next_offset = [0]
-
-
-def _staggered_empty(shape, dtype):
-    """A NumPy array of ``shape`` that starts at the next offset of ``_OFFSETS`` within a page."""
-    import numpy as np
-    dtype = np.dtype(dtype)
-    offset = _OFFSETS[_next_offset[0] % len(_OFFSETS)]
-    _next_offset[0] += 1
-    count = int(np.prod(shape))
-    raw = np.empty(count * dtype.itemsize + 2 * PAGE, dtype=np.uint8)
-    start = (-raw.ctypes.data) % PAGE + offset
-    return raw[start:start + count * dtype.itemsize].view(dtype).reshape(shape)
-
-
-def full(n, value, dtype, lib, backend="cpu"):
-    """An array of ``n`` elements (int or shape) filled with ``value``; torch tensors go to
-    ``backend``. On the CPU, successive arrays start at different offsets within a page (see
-    ``_OFFSETS``), so that no copy between two of them suffers from 4K aliasing."""
-    dtype = dtype_name(dtype)
-    shape = n if isinstance(n, tuple) else (n,)
-    if lib == "torch":
-        import torch
-        if backend == "cuda" or dtype == "bfloat16":
-            return torch.full(shape, value, dtype=torch_dtype(dtype),
-                              device="cuda" if backend == "cuda" else "cpu")
-        array = _staggered_empty(shape, dtype)
-        array.fill(value)
-        return torch.from_numpy(array)
-    if dtype == "bfloat16":
-        raise ValueError(f"dtype bfloat16 needs PyTorch; {lib} has no bfloat16")
-    if lib == "cupy":
-        import cupy
-        return cupy.full(n, value, dtype=dtype)
-    array = _staggered_empty(shape, dtype)
-    array.fill(value)
-    return array
 
 
 def copier(lib):
@@ -132,9 +64,9 @@ def timing_fields(t, nbytes: float, flops: float) -> dict:
     ``gbps == nbytes / seconds / 1e9`` holds exactly.
     """
     seconds = t.median
-    fields = {"nbytes": float(nbytes), "flops": float(flops), "seconds": seconds, "min": t.min,
-              "iqr": t.iqr, "gbps": nbytes / seconds / 1e9, "gflops": flops / seconds / 1e9,
-              "intensity": flops / nbytes if nbytes else math.inf, "floor": t.floor}
+    fields = {"nbytes": float(nbytes), "flops": float(flops), **t.record_fields(),
+              "gbps": nbytes / seconds / 1e9, "gflops": flops / seconds / 1e9,
+              "intensity": flops / nbytes if nbytes else math.inf}
     useful = [w.split(":")[0] for w in t.warnings if not w.startswith("cache-resident")]
     fields["warnings"] = ", ".join(useful)
     return fields
@@ -142,7 +74,7 @@ def timing_fields(t, nbytes: float, flops: float) -> dict:
 
 def caches(dev) -> dict:
     """Cache sizes worth marking on a plot: CPU levels from sysfs, a GPU's L2."""
-    if dev.backend == "cpu":
+    if not dev.on_gpu:
         from ..device import cpu_caches
         return cpu_caches() or {"LLC": dev.l2_bytes}
     return {"L2": dev.l2_bytes} if dev.l2_bytes else {}
@@ -164,7 +96,7 @@ def default_elements(dev=None, dtype="float32", quick=None) -> int:
     quick = config.quick_mode() if quick is None else quick
     if quick:
         return 2 ** 22
-    if dev.backend == "cuda":
+    if dev.on_gpu:
         return 2 ** 26
     need = 4 * dev.l2_bytes // itemsize(dtype)
     return max(2 ** 24, 2 ** math.ceil(math.log2(max(need, 1))))

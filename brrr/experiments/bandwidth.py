@@ -5,6 +5,7 @@ from .. import config
 from ..device import device as live_device
 from ..timing import bench
 from . import _arrays
+from ..kernel_source import traffic
 from .common import run_sweep
 
 KiB, MiB = 1024, 1024 ** 2
@@ -52,16 +53,16 @@ def bandwidth_vs_size(sizes=None, dtype="float32", progress: bool = True):
     dev = live_device()
     sizes = default_working_sets(dev) if sizes is None else _arrays.check_sizes("sizes", sizes)
     item = _arrays.itemsize(dtype)
-    lib = _arrays.library(dev)
+    lib = dev.library
     copy = _arrays.copier(lib)
 
     def measure(working_set):
         n = max(1, working_set // (2 * item))
-        src = _arrays.full(n, 1.0, dtype, lib, dev.backend)
-        dst = _arrays.full(n, 0.0, dtype, lib, dev.backend)
-        nbytes = 2 * n * item
+        src = dev.full(n, 1.0, dtype, lib)
+        dst = dev.full(n, 0.0, dtype, lib)
+        nbytes = traffic("copy", n, dtype=dtype)[0]
         kwargs = dict(cache="hot", nbytes=nbytes, label=f"copy {nbytes} B")
-        if dev.backend == "cuda":
+        if dev.on_gpu:
             try:
                 t = bench(copy, dst, src, cuda_graph=True, **kwargs)
             except Exception as error:  # noqa: BLE001 - graphs are an optimisation

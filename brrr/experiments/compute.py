@@ -23,6 +23,7 @@ from ..device import device as live_device
 from ..results import Result, provenance
 from ..timing import bench
 from . import _arrays
+from ..kernel_source import traffic
 from .matmul import matmul_library, _matmul_fn, _tf32
 
 KINDS = ("elementwise x * 2", "elementwise fused FMA chain", "matmul FP32", "matmul FP16 tensor cores")
@@ -37,7 +38,7 @@ def matmul_flops(m: int, n: int, k: int) -> int:
 
 
 def _defaults(dev, quick):
-    if dev.backend == "cuda":
+    if dev.on_gpu:
         return (2 ** 24, 4096, 512) if quick else (2 ** 26, 8192, 1024)
     return (2 ** 20, 512, 128) if quick else (2 ** 22, 1024, 512)
 
@@ -82,38 +83,39 @@ def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: 
                                "fraction_of_peak": fields["gflops"] * 1e9 / peak})
 
     # Elementwise: brrr.kernels (Numba on the CPU, CUDA via CuPy) where it runs, else the array library.
-    lib = _arrays.library(dev)
-    item = 4
+    lib = dev.library
     general = dev.peak_flops("float32", False)
-    x = _arrays.full(n_elements, 1.0, "float32", lib, dev.backend)
-    out = _arrays.full(n_elements, 0.0, "float32", lib, dev.backend)
+    x = dev.full(n_elements, 1.0, "float32", lib)
+    out = dev.full(n_elements, 0.0, "float32", lib)
     kernels, why = _arrays.try_kernels()
     if kernels is not None and lib in ("numpy", "cupy"):
+        nbytes, flops = traffic("chain", n_elements, 1, op="mul", dtype="float32")
         t = bench(lambda: kernels.chain(x, 1, op="mul", fused=True, out=out, c=2.0), min_samples=3,
-                  nbytes=2 * n_elements * item, flops=n_elements)
-        record(KINDS[0], "brrr.kernels", "float32", False, t, n_elements, 2 * n_elements * item, general)
-        flops = 2 * repeat * n_elements
+                  nbytes=nbytes, flops=flops)
+        record(KINDS[0], "brrr.kernels", "float32", False, t, flops, nbytes, general)
+        nbytes, flops = traffic("chain", n_elements, repeat, op="fma", dtype="float32")
         t = bench(lambda: kernels.chain(x, repeat, op="fma", fused=True, out=out), min_samples=3,
-                  nbytes=2 * n_elements * item, flops=flops)
-        record(KINDS[1], "brrr.kernels", "float32", False, t, flops, 2 * n_elements * item, general)
+                  nbytes=nbytes, flops=flops)
+        record(KINDS[1], "brrr.kernels", "float32", False, t, flops, nbytes, general)
     else:
         scale = _arrays.scaler(lib)
-        t = bench(scale, out, x, min_samples=3, nbytes=2 * n_elements * item, flops=n_elements)
-        record(KINDS[0], lib, "float32", False, t, n_elements, 2 * n_elements * item, general)
+        nbytes, flops = traffic("scale", n_elements, dtype="float32")
+        t = bench(scale, out, x, min_samples=3, nbytes=nbytes, flops=flops)
+        record(KINDS[0], lib, "float32", False, t, flops, nbytes, general)
         notes.append(f"fused FMA chain skipped: it needs brrr.kernels on NumPy or CuPy arrays ({why or lib})")
     del x, out
 
     # Matmuls: general FP32, then FP16 on tensor cores where the GPU has them.
     plans = [("float32", False)]
-    if tensor_cores and dev.backend == "cuda" and dev.has_tensor_cores("float16"):
+    if tensor_cores and dev.on_gpu and dev.has_tensor_cores("float16"):
         plans.append(("float16", True))
     elif tensor_cores:
         notes.append(f"no tensor cores on {dev.name}: only general-math matmuls were timed")
     for dtype, tc in plans:
         mlib = matmul_library(dev, dtype)
-        a = _arrays.full((matmul_n, matmul_n), 1.0, dtype, mlib, dev.backend)
-        b = _arrays.full((matmul_n, matmul_n), 1.0, dtype, mlib, dev.backend)
-        c = _arrays.full((matmul_n, matmul_n), 0.0, dtype, mlib, dev.backend)
+        a = dev.full((matmul_n, matmul_n), 1.0, dtype, mlib)
+        b = dev.full((matmul_n, matmul_n), 1.0, dtype, mlib)
+        c = dev.full((matmul_n, matmul_n), 0.0, dtype, mlib)
         flops = matmul_flops(matmul_n, matmul_n, matmul_n)
         nbytes = 3 * matmul_n ** 2 * _arrays.itemsize(dtype)
         with _tf32(mlib, False):
@@ -128,7 +130,7 @@ def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: 
         best[group] = max(best[group], rec["gflops"])
     result.meta["gap"] = best["matmul"] / best["elementwise"] if best["elementwise"] else None
     result.meta["spec_gap"] = (dev.peak_flops("float16", True) / general
-                               if dev.backend == "cuda" and dev.spec is not None else None)
+                               if dev.on_gpu and dev.spec is not None else None)
     return result
 
 
@@ -167,7 +169,7 @@ def default_batches(dev=None, quick=None) -> list:
     quick = config.quick_mode() if quick is None else quick
     if quick:
         return [1, 8, 64, 512]
-    return [1, 4, 16, 64, 256, 1024, 4096] + ([16384] if dev.backend == "cuda" else [])
+    return [1, 4, 16, 64, 256, 1024, 4096] + ([16384] if dev.on_gpu else [])
 
 
 def mfu_vs_batch(width: int = 1024, batches=None, progress: bool = True) -> Result:
@@ -202,7 +204,7 @@ def mfu_vs_batch(width: int = 1024, batches=None, progress: bool = True) -> Resu
             t = bench(forward, cache="hot", min_samples=3, label=f"Linear({width}, {width}) batch={batch}")
         seconds = t.median
         return {"device": dev.name, "backend": dev.backend, "batch": batch, "width": width,
-                "seconds": seconds, "min": t.min, "iqr": t.iqr, "flops": float(flops),
+                **t.record_fields(), "flops": float(flops),
                 "gflops": flops / seconds / 1e9, "mfu": flops / seconds / peak, "peak_flops": peak,
                 "nbytes": float(nbytes), "intensity": flops / nbytes,
                 "roofline_seconds": max(flops / peak, nbytes / peak_bw)}

@@ -95,7 +95,7 @@ def batch_remedy(layer, batches: Sequence[int] = None, seq: int = None, device=N
             "model_seconds": table.attrs["model_seconds"],
             "seconds_per_token": table.attrs["model_seconds"] / (batch * seq),
             "overhead_seconds": table.attrs["overhead_seconds"],
-            "matmul_intensity": float(mm.flops.sum() / mm.bytes.sum()) if len(mm) else float("nan")})
+            "matmul_intensity": float(mm.flops.sum() / mm["nbytes"].sum()) if len(mm) else float("nan")})
     return result
 
 
@@ -119,7 +119,7 @@ def precision_remedy(layer, x, base=None, dtype: Optional[str] = None) -> Result
     copy of it in ``dtype`` (default :func:`low_precision_dtype`), and compare.
 
     Records, one per dtype: dtype, matmul_seconds (summed replayed time of the matmul
-    rows), matmul_roofline_seconds, seconds (all rows), bytes (all rows), flops,
+    rows), matmul_roofline_seconds, seconds (all rows), nbytes (all rows), flops,
     model_seconds (one whole run). Meta: backend, native_bf16 (a CPU's bfloat16
     instructions, where PyTorch can tell).
     """
@@ -142,7 +142,7 @@ def precision_remedy(layer, x, base=None, dtype: Optional[str] = None) -> Result
         result.records.append({
             "dtype": name, "matmul_seconds": float(mm.seconds.sum()),
             "matmul_roofline_seconds": float(mm.roofline_seconds.sum()),
-            "seconds": float(table.seconds.sum()), "bytes": float(table.bytes.sum()),
+            "seconds": float(table.seconds.sum()), "nbytes": float(table["nbytes"].sum()),
             "flops": float(table.flops.sum()), "model_seconds": table.attrs["model_seconds"]})
     return result
 
@@ -150,8 +150,8 @@ def precision_remedy(layer, x, base=None, dtype: Optional[str] = None) -> Result
 # --- the remedies as tables for the page -----------------------------------------------------
 
 def _ref_header(run, what: str) -> str:
-    name = (run.meta.get("device") or {}).get("name", "reference").replace("NVIDIA ", "")
-    return f"{what}, {name} (reference)"
+    from ..profiler.reports import short_device_name
+    return f"{what}, {short_device_name(run)} (reference)"
 
 
 def compile_table(result: Result, references=()):
@@ -201,7 +201,7 @@ def precision_table(result: Result, references=()):
     f = pd.DataFrame(result.records)
     out = pd.DataFrame({"dtype": f.dtype, "matmul time": f.matmul_seconds,
                         "matmul roofline time": f.matmul_roofline_seconds, "all rows": f.seconds,
-                        "bytes moved": f.bytes, "whole model": f.model_seconds})
+                        "bytes moved": f["nbytes"], "whole model": f.model_seconds})
     formats = {"matmul time": "time", "matmul roofline time": "time", "all rows": "time",
                "bytes moved": "bytes", "whole model": "time"}
     for run in references or ():

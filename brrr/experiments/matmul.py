@@ -14,7 +14,7 @@ def default_matmul_sizes(dev=None, quick=None) -> list:
     """Matrix sides n: powers of 2, smaller and fewer in quick mode and on the CPU."""
     dev = dev or live_device()
     quick = config.quick_mode() if quick is None else quick
-    if dev.backend == "cuda":
+    if dev.on_gpu:
         top = 4096 if quick else 16384
         start = 256 if quick else 64
     else:
@@ -29,7 +29,7 @@ def default_matmul_sizes(dev=None, quick=None) -> list:
 
 def matmul_library(dev, dtype) -> str:
     """Which library multiplies: NumPy on the CPU (PyTorch CPU for 16-bit types); PyTorch, else CuPy, on a GPU."""
-    if dev.backend == "cpu":
+    if not dev.on_gpu:
         if dtype in ("float32", "float64"):
             return "numpy"
         try:
@@ -86,7 +86,7 @@ def matmul_vs_size(sizes=None, dtype="float32", tensor_cores: bool = False, cach
     lib = matmul_library(dev, dtype)
     notes = []
     use_tc = tensor_cores
-    if tensor_cores and (dev.backend == "cpu" or not dev.has_tensor_cores(dtype)):
+    if tensor_cores and (not dev.on_gpu or not dev.has_tensor_cores(dtype)):
         notes.append(f"no tensor cores for {dtype} on {dev.name}: ran general math")
         use_tc = False
     if use_tc and dtype == "float32" and lib == "cupy":
@@ -95,9 +95,9 @@ def matmul_vs_size(sizes=None, dtype="float32", tensor_cores: bool = False, cach
     item = _arrays.itemsize(dtype)
 
     def measure(n):
-        a = _arrays.full((n, n), 1.0, dtype, lib, dev.backend)
-        b = _arrays.full((n, n), 1.0, dtype, lib, dev.backend)
-        c = _arrays.full((n, n), 0.0, dtype, lib, dev.backend)
+        a = dev.full((n, n), 1.0, dtype, lib)
+        b = dev.full((n, n), 1.0, dtype, lib)
+        c = dev.full((n, n), 0.0, dtype, lib)
         fn = _matmul_fn(lib)
         flops, nbytes = 2.0 * n ** 3, 3.0 * n * n * item
         with _tf32(lib, use_tc and dtype == "float32"):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 
 from .. import config
+from ..arrays import alternate
 from ..device import device as live_device
 from ..roofline import Roofline
 from ..timing import bench
@@ -63,12 +64,12 @@ def measured_knee(records, variant: str = "fused"):
 def _fused_runner(dev, dtype, n):
     """(library, make_call(repeat) -> zero-argument fn) for the fused variant, or (None, why)."""
     kernels, why = _arrays.try_kernels()
-    lib = _arrays.library(dev)
+    lib = dev.library
     if kernels is not None and lib in ("numpy", "cupy") and dtype in ("float32", "float64"):
-        x = _arrays.full(n, 1.0, dtype, lib, dev.backend)
-        out = _arrays.full(n, 0.0, dtype, lib, dev.backend)
+        x = dev.full(n, 1.0, dtype, lib)
+        out = dev.full(n, 0.0, dtype, lib)
         return "brrr.kernels", lambda r: (lambda: kernels.chain(x, r, op="mul", fused=True, out=out, c=2.0))
-    if dev.backend == "cuda":
+    if dev.on_gpu:
         try:
             import torch
             x = _arrays.full(n, 1.0, dtype, "torch", "cuda")
@@ -100,22 +101,17 @@ def _eager_runner(dev, dtype, n):
     try:
         import torch
         lib, mul = "torch", lambda a, out: torch.mul(a, 2, out=out)
-        x = _arrays.full(n, 1.0, dtype, "torch", dev.backend)
+        x = dev.full(n, 1.0, dtype, "torch")
         buffers = (torch.empty_like(x), torch.empty_like(x))
     except ImportError:
-        lib = _arrays.library(dev)
+        lib = dev.library
         xp = __import__(lib)
         mul = lambda a, out: xp.multiply(a, 2, out=out)  # noqa: E731
-        x = _arrays.full(n, 1.0, dtype, lib, dev.backend)
-        buffers = (_arrays.full(n, 0.0, dtype, lib, dev.backend), _arrays.full(n, 0.0, dtype, lib, dev.backend))
+        x = dev.full(n, 1.0, dtype, lib)
+        buffers = (dev.full(n, 0.0, dtype, lib), dev.full(n, 0.0, dtype, lib))
 
     def make(repeat):
-        def run():
-            source = x
-            for i in range(repeat):
-                source = mul(source, buffers[i % 2])
-            return source
-        return run
+        return lambda: alternate(mul, x, buffers[0], buffers[1], repeat)
     return lib, make
 
 
@@ -153,14 +149,14 @@ def pointwise_repeat_sweep(repeats=None, n=None, dtype="float32", variants=VARIA
     dev = live_device()
     n = default_elements(dev, dtype) if n is None else _arrays.check_sizes("n", [n])[0]
     if max_eager_repeat is None:
-        max_eager_repeat = max(repeats) if dev.backend == "cuda" else 64
+        max_eager_repeat = max(repeats) if dev.on_gpu else 64
     if roof is None:
         roof = Roofline.from_device(dev, dtype)
     elif not isinstance(roof, Roofline):
         raise TypeError(f"roof must be a brrr.Roofline, got {type(roof).__name__}")
     item = _arrays.itemsize(dtype)
     notes = []
-    if n * item < 4 * dev.l2_bytes and dev.backend == "cpu":
+    if n * item < 4 * dev.l2_bytes and not dev.on_gpu:
         notes.append(f"the tensor ({n * item / 2**20:.0f} MiB) is smaller than 4x the last-level cache "
                      f"({dev.l2_bytes / 2**20:.0f} MiB), so some traffic may be served from cache")
 

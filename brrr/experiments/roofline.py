@@ -22,7 +22,7 @@ MiB = 1024 ** 2
 
 def _stream_elements(dev, item: int) -> int:
     """Elements per array: each array at least 4x the last-level cache (and at least 64 MiB; 256 MiB on a GPU)."""
-    floor = (256 if dev.backend == "cuda" else 64) * MiB
+    floor = (256 if dev.on_gpu else 64) * MiB
     return max(4 * dev.l2_bytes, floor) // item
 
 
@@ -30,14 +30,14 @@ def _plan(dev, quick: bool) -> list:
     """The measurements to make: (kind, op, library, dtype, tensor_cores, size)."""
     plan = []
     kernels, _ = _arrays.try_kernels()
-    lib = _arrays.library(dev)
+    lib = dev.library
     n = _stream_elements(dev, 4)
     for op in ("copy", "scale", "add"):
         plan.append(("bandwidth", op, lib, "float32", False, n))
     if kernels is not None and lib in ("numpy", "cupy"):
         for op in ("copy", "triad"):
             plan.append(("bandwidth", op, "brrr.kernels", "float32", False, n))
-    if dev.backend == "cuda":
+    if dev.on_gpu:
         sides = (2048, 4096) if quick else (4096, 8192)
         combos = [("float32", False), ("float32", True), ("float16", True), ("bfloat16", True)]
     else:
@@ -54,27 +54,26 @@ def _plan(dev, quick: bool) -> list:
     return plan
 
 
-def _bandwidth_call(op, lib, dtype, n, backend):
-    """(fn, args, nbytes, flops) for one STREAM-style op on fresh arrays of n elements."""
-    item = _arrays.itemsize(dtype)
-    array_lib = "cupy" if lib == "brrr.kernels" and backend == "cuda" else (
-        "numpy" if lib == "brrr.kernels" else lib)
-    a = _arrays.full(n, 1.0, dtype, array_lib, backend)
-    b = _arrays.full(n, 2.0, dtype, array_lib, backend)
-    out = _arrays.full(n, 0.0, dtype, array_lib, backend)
+def _bandwidth_call(op, lib, dtype, n, dev):
+    """(fn, nbytes, flops) for one STREAM-style op (a :data:`brrr.kernels.KERNELS` name) on fresh
+    arrays of n elements; bytes and FLOPs from :func:`brrr.kernel_source.traffic`."""
+    from ..kernel_source import traffic
+    nbytes, flops = traffic(op, n, dtype=dtype)
+    arrays_from = None if lib == "brrr.kernels" else lib   # brrr.kernels takes the device's own arrays
+    a, b, out = (dev.full(n, value, dtype, arrays_from) for value in (1.0, 2.0, 0.0))
     if lib == "brrr.kernels":
         from .. import kernels
         if op == "copy":
-            return (lambda: kernels.copy(a, out=out)), 2 * n * item, 0
-        return (lambda: kernels.triad(a, b, 2.0, out=out)), 3 * n * item, 2 * n
+            return (lambda: kernels.copy(a, out=out)), nbytes, flops
+        return (lambda: kernels.triad(a, b, 2.0, out=out)), nbytes, flops
     if op == "copy":
         copy = _arrays.copier(lib)
-        return (lambda: copy(out, a)), 2 * n * item, 0
+        return (lambda: copy(out, a)), nbytes, flops
     if op == "scale":
         scale = _arrays.scaler(lib)
-        return (lambda: scale(out, a)), 2 * n * item, n
+        return (lambda: scale(out, a)), nbytes, flops
     add = _arrays.adder(lib)
-    return (lambda: add(out, a, b)), 3 * n * item, n
+    return (lambda: add(out, a, b)), nbytes, flops
 
 
 def measure_roofline(quick=None, progress: bool = True):
@@ -96,14 +95,14 @@ def measure_roofline(quick=None, progress: bool = True):
     def measure(step):
         kind, op, lib, dtype, tc, size = step
         if kind == "bandwidth":
-            fn, nbytes, flops = _bandwidth_call(op, lib, dtype, size, dev.backend)
+            fn, nbytes, flops = _bandwidth_call(op, lib, dtype, size, dev)
             t = bench(fn, nbytes=nbytes, flops=flops or None, min_samples=5,
                       budget=0.2 if quick else 0.5, label=f"{op} ({lib})")
         else:
             item = _arrays.itemsize(dtype)
-            a = _arrays.full((size, size), 1.0, dtype, lib, dev.backend)
-            b = _arrays.full((size, size), 1.0, dtype, lib, dev.backend)
-            c = _arrays.full((size, size), 0.0, dtype, lib, dev.backend)
+            a = dev.full((size, size), 1.0, dtype, lib)
+            b = dev.full((size, size), 1.0, dtype, lib)
+            c = dev.full((size, size), 0.0, dtype, lib)
             mm = _matmul_fn(lib)
             nbytes, flops = 3 * size * size * item, 2 * size ** 3
             with _tf32(lib, tc and dtype == "float32"):
@@ -117,7 +116,7 @@ def measure_roofline(quick=None, progress: bool = True):
                        command=f"brrr.experiments.measure_roofline(quick={quick})", quick=quick,
                        llc_bytes=dev.l2_bytes)
     if kernels is None:
-        result.meta["notes"].append(f"{why}; bandwidth measured with {_arrays.library(dev)} only")
+        result.meta["notes"].append(f"{why}; bandwidth measured with {dev.library} only")
     result.meta.update(_roofs(result.records))
     return result
 

@@ -7,9 +7,11 @@ drawn grey, dashed and hollow (:func:`_series_style`) and labelled with their de
 """
 from __future__ import annotations
 
+from ..results import frame as _frame, ran_on_cpu  # noqa: F401 (_frame: used by the plots)
+
 import functools
 
-from ..timing import format_seconds
+from ..units import format_seconds
 
 SPEC_COLOR = "0.15"
 MEASURED_COLOR = "tab:orange"
@@ -47,29 +49,9 @@ def _styled(fn):
     return wrapper
 
 
-# --- units ---------------------------------------------------------------------------------
+# --- units (defined once, in brrr.units) --------------------------------------------------
 
-def flops_unit(value: float):
-    """('TFLOP/s', 1e12)-style unit and scale for FLOP/s values around ``value``."""
-    for name, scale in (("PFLOP/s", 1e15), ("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)):
-        if value >= scale:
-            return name, scale
-    return "FLOP/s", 1.0
-
-
-def format_bytes(nbytes: float) -> str:
-    """'4 KiB', '1.5 MiB', '2 GiB'."""
-    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
-        if abs(nbytes) >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
-    return f"{nbytes:.3g} B"
-
-
-def format_rate(value: float, unit: str = "FLOP/s") -> str:
-    if unit == "FLOP/s":
-        name, scale = flops_unit(value)
-        return f"{value / scale:.3g} {name}"
-    return f"{value / 1e12:.3g} TB/s" if value >= 1e12 else f"{value / 1e9:.3g} GB/s"
+from ..units import flops_unit, format_bytes, format_rate  # noqa: E402,F401 (used by the plots)
 
 
 # --- axes ----------------------------------------------------------------------------------
@@ -126,20 +108,6 @@ def _style(ax):
 
 
 # --- data in -------------------------------------------------------------------------------
-
-def _frame(data):
-    """A DataFrame from a Result, a DataFrame, a list of records or one record."""
-    import pandas as pd
-    if hasattr(data, "records") and hasattr(data, "meta"):
-        return pd.DataFrame(data.records)
-    if isinstance(data, pd.DataFrame):
-        return data
-    if isinstance(data, dict):
-        return pd.DataFrame([data])
-    if isinstance(data, (list, tuple)):
-        return pd.DataFrame(list(data))
-    raise TypeError(f"expected a brrr.Result, a DataFrame or a list of records, got {type(data).__name__}")
-
 
 def _meta(data) -> dict:
     return dict(getattr(data, "meta", {}) or {})
@@ -215,7 +183,7 @@ def device_title(text: str, *sources, device=None) -> str:
     title = text
     if info.get("name"):
         title += f": {info['name']}"
-    if info.get("backend") == "cpu":
+    if ran_on_cpu(info):
         title += " (measured on CPU)"
     if any(_is_reference(s) for s in sources):
         when = next((_meta(s).get("date", "")[:10] for s in sources if _is_reference(s)), "")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..timing import format_seconds
+from ..units import format_seconds
 from ._base import (LABELS, REFERENCE_COLOR, device_title, reference_label, _frame, _is_reference,
                     _live_label, _new_axes, _references, _seconds_axis, _style, _styled)
 

@@ -1,6 +1,8 @@
 """Chapter 1's own figure: matmul FLOP/s on tensor cores, one line per kind of math."""
 from __future__ import annotations
 
+from ..results import ran_on_cpu
+
 from ._base import (REFERENCE_COLOR, REFERENCE_SHADES, device_title, flops_unit, reference_label, _frame,
                     _is_reference, _live_label, _log_axis, _meta, _new_axes, _power2_axis, _references,
                     _series_style, _style, _styled)
@@ -48,7 +50,7 @@ def matmul_tensor_cores(result, reference=None, ax=None, title=None):
             ax.plot(part["n"], part["gflops"] * 1e9 / scale, markersize=4,
                     label=f"{math_kind} ({who})" if who else math_kind, **style)
             peaks.setdefault(float(part["peak_flops"].max()), []).append((i, math_kind))
-        kind = "measured" if (_meta(run).get("device") or {}).get("backend") == "cpu" else "spec"
+        kind = "measured" if ran_on_cpu(_meta(run).get("device")) else "spec"
         for peak, kinds in peaks.items():
             names = " and ".join(k.replace(" tensor cores", "").replace(" general math", "") for _, k in kinds)
             if (peak, names) in drawn:

@@ -13,6 +13,8 @@ is qualitative, so no device figure is typed into a picture.
 """
 from __future__ import annotations
 
+from ..results import ran_on_cpu
+
 from ._base import _styled, flops_unit, format_bytes, format_rate
 
 COMPUTE_COLOR = "#f4a259"   # the factory, arithmetic, kernels
@@ -93,7 +95,7 @@ def _hierarchy_levels(device):
     if device is None:
         return [("registers", ""), ("shared memory / L1 (SRAM)", ""), ("L2 cache", ""),
                 ("DRAM (HBM on a GPU)", "")]
-    if getattr(device, "backend", "cuda") == "cpu":
+    if ran_on_cpu(device):
         from ..device import cpu_caches
         caches = cpu_caches() or {"last-level cache": device.l2_bytes}
         levels = [("registers", "")]

@@ -1,13 +1,14 @@
 """Chapter 4's figures, on fusion: the speed-up of fusing k pointwise ops against k, and the
 fused kernel's time per element against k, each beside the roofline's prediction.
 
-The tables they draw come from :func:`brrr.experiments.fusion.speedups` and
-:func:`brrr.experiments.fusion.time_lines`, which pair up and rescale the
-:func:`brrr.experiments.fusion_speedup` records; they are imported where they are used, the one
-place where a figure needs a table from the experiments rather than records (written once, there).
+The tables they draw come from :func:`brrr.fusion_tables.speedups` and
+:func:`brrr.fusion_tables.time_lines`, which pair up and rescale the
+:func:`brrr.experiments.fusion_speedup` records (written once, there, beside the experiments'
+own tables; that module measures nothing).
 """
 from __future__ import annotations
 
+from ..fusion_tables import speedups, time_lines
 from ._base import (REFERENCE_COLOR, SPEC_COLOR, device_title, reference_label, _frame, _is_reference,
                     _live_label, _log_axis, _meta, _new_axes, _power2_axis, _references, _seconds_axis,
                     _series_style, _style, _styled)
@@ -30,12 +31,10 @@ def _fusion_legend(fig, ax, own: bool, loc: str):
 
 
 def _speedups(result):
-    from ..experiments.fusion import speedups
     return speedups(result)
 
 
 def _fused_time_lines(result):
-    from ..experiments.fusion import time_lines
     return time_lines(result, per_element=True)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..timing import format_seconds
+from ..units import format_seconds
 from ._base import (device_title, reference_label, _frame, _is_reference, _live_label, _meta, _new_axes,
                     _power2_axis, _references, _Reframed, _seconds_axis, _series_style, _style, _styled)
 from .barchart import bars

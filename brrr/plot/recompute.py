@@ -70,10 +70,10 @@ def checkpoint_sweep(result, reference=None, axes=None, title=None):
             style = _series_style(j - 1, True)
             left.plot(ck, [rows[e]["peak_activation_bytes"] for e in ck], markersize=4,
                       label=f"peak, model ({who})", **style)
-        if 0 in rows and rows[0].get("min"):
-            base = rows[0]["min"]
+        if 0 in rows and rows[0].get("min_seconds"):
+            base = rows[0]["min_seconds"]
             style = _series_style(j - 1, True) if ref else dict(color="C0", marker="o")
-            right.plot(ck, [rows[e]["min"] / base for e in ck], markersize=4,
+            right.plot(ck, [rows[e]["min_seconds"] / base for e in ck], markersize=4,
                        label=(who or "measured"), **style)
     left.set_yscale("log", base=2)
     _bytes_axis(left.yaxis)
@@ -157,7 +157,7 @@ def compiled_recompute(result, reference=None, axes=None, title=None):
     def prepared(run):
         frame = _frame(run).copy()
         frame["saved for backward (MiB)"] = frame["saved_bytes"] / 2 ** 20
-        frame["seconds"] = frame["min"]
+        frame["seconds"] = frame["min_seconds"]   # the fastest sample
         return _Reframed(frame, run)
     live, others = prepared(result), [prepared(run) for run in refs]
     op, k = (_frame(result)["op"].iloc[0], _frame(result)["k"].iloc[0]) if len(_frame(result)) else ("", "")

@@ -1,6 +1,8 @@
 """The roofline chart: FLOP/s against arithmetic intensity, its ceilings, and measurements on it."""
 from __future__ import annotations
 
+from ..results import ran_on_cpu
+
 import math
 
 import numpy as np
@@ -176,7 +178,7 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
                     rotation=90, ha="right", va="bottom", xytext=(-2, 3), textcoords="offset points")
 
     if roof is not None:
-        cpu_peaks = info.get("backend") == "cpu" and roof.name in ("", info.get("name"))
+        cpu_peaks = ran_on_cpu(info) and roof.name in ("", info.get("name"))
         if cpu_peaks:
             tag = f"{info.get('name', 'this CPU')} measured roof (measured once, cached)"
         elif roof.name.endswith(("spec sheet", "measured roof")):

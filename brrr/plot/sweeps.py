@@ -2,6 +2,8 @@
 panels, and the two sweeps over size, copy bandwidth and square-matmul FLOP/s."""
 from __future__ import annotations
 
+from ..results import ran_on_cpu
+
 from ._base import (BYTE_COLUMNS, LABELS, REFERENCE_COLOR, SPEC_COLOR, device_title, flops_unit, format_bytes,
                     format_rate, reference_label, _bytes_axis, _frame, _is_reference, _live_label, _log_axis,
                     _meta, _new_axes, _percent_axis, _power2_axis, _references, _Reframed, _seconds_axis,
@@ -173,7 +175,7 @@ def bandwidth_vs_size(result, ax=None, title=None, reference=None):
     for run, ref in [(result, _is_reference(result))] + [(r, True) for r in refs]:
         dev = _meta(run).get("device") or {}
         if dev.get("peak_bandwidth"):
-            kind = "measured" if dev.get("backend") == "cpu" else "spec"
+            kind = "measured" if ran_on_cpu(dev) else "spec"
             who = f"{dev.get('name', '')}: " if refs else ""
             ax.axhline(dev["peak_bandwidth"] / 1e9, color=REFERENCE_COLOR if ref else SPEC_COLOR,
                        linestyle="--", linewidth=1,
@@ -223,7 +225,7 @@ def matmul_vs_size(result, ax=None, title=None, fraction=False, reference=None):
             if not peak:
                 continue
             dev = _meta(run).get("device") or {}
-            kind = "measured" if dev.get("backend") == "cpu" else "spec"
+            kind = "measured" if ran_on_cpu(dev) else "spec"
             who = f"{dev.get('name', '')}: " if refs else ""
             ax.axhline(peak / scale, color=REFERENCE_COLOR if ref else SPEC_COLOR, linestyle="--",
                        linewidth=1, label=f"{who}peak, {kind} ({peak / scale:.3g} {unit})")

@@ -8,9 +8,15 @@ published HTML (input hidden) and on Colab alike, plus ``facts``, the numbers
 and the outcome it was chosen from, which the tests check against the records.
 
 One module per chapter: :mod:`.compute`, :mod:`.bandwidth`, :mod:`.overhead`,
-:mod:`.fusion`, :mod:`.recompute`, :mod:`.networks`, :mod:`.diagnosis`. The
-small vocabulary they share (ratios in words, device names) is in :mod:`.words`, and
-:func:`with_references` puts a paragraph per reference run after the live run's.
+:mod:`.fusion`, :mod:`.recompute`, :mod:`.networks`, :mod:`.diagnosis`. Each gathers
+the functions of its chapter from modules of one section each (``overhead_sizes``,
+``fusion_cos``, ...), so that a chapter and its tests name one place. The small
+vocabulary they share (ratios and lists in words, device names, whether a run was on a
+CPU) is in :mod:`.words`, and :func:`with_references` puts a paragraph per reference
+run after the live run's.
+
+The records they read follow :mod:`brrr.results`' schema: ``seconds``, ``min_seconds``,
+``iqr_seconds``, ``nbytes``, ``backend`` ('cuda' or 'cpu') and ``fuser``.
 """
 from __future__ import annotations
 

@@ -2,16 +2,19 @@
 
 Each function takes the chapter's live result and the reference runs of the
 same experiment (from :func:`brrr.reference.beside`) and returns
-:class:`~brrr.prose.Prose`.
+:class:`~brrr.prose.Prose`. The roofline's sentences are in :mod:`.bandwidth_roofline`,
+and named here too.
 """
 from __future__ import annotations
 
 from . import Prose, with_references
 from . import words as w
+from .bandwidth_roofline import against_peaks, roofline_summary
+from .words import ABOVE_ROOF
 
 TOP_SHARE = 0.7     # a point below 70% of the curve's peak is "down from the peak"
 FLAT = 1.3          # max / min below this: the curve is flat
-ABOVE_ROOF = 1.05   # 5% above a roof is "above" it (less is noise)
+KNEE_CLOSE = 1.5    # a measured knee within 1.5x of the prediction "lands near" it
 
 
 # --- arithmetic intensity table --------------------------------------------------------
@@ -75,7 +78,7 @@ def curve(result) -> dict:
         level = max(inside, key=lambda kv: kv[1]) if inside else None
     return {"shape": shape, "peak": peak, "peak_size": sizes[i_peak], "first": first,
             "first_size": sizes[0], "last": last, "last_size": sizes[-1], "drop": drop, "level": level,
-            "dram_peak": dev.get("peak_bandwidth"), "cpu": dev.get("backend") == "cpu",
+            "dram_peak": dev.get("peak_bandwidth"), "cpu": w.is_cpu(result),
             "device": dev.get("name", "this device")}
 
 
@@ -175,93 +178,7 @@ def _reference_curve(run, c: dict) -> Prose:
     return Prose(text, {f"reference {w.device_of(run)}": r["shape"]})
 
 
-# --- the roofline -------------------------------------------------------------------------
-
-def _roof_facts(run) -> dict:
-    from ..roofline import Roofline, has_spec_sheet
-    roof = Roofline.of_run(run)
-    meta = run.meta
-    spec = has_spec_sheet(meta.get("device", {}))
-    best_bw = max((r for r in run.records if r["kind"] == "bandwidth"), key=lambda r: r["gbps"], default=None)
-    general = [r for r in run.records if r["kind"] == "compute" and not r.get("tensor_cores")]
-    best_mm = max(general, key=lambda r: r["gflops"], default=None)
-    points = [r for r in run.records if r.get("flops") and r.get("nbytes")]
-    tensor_peak = max(roof.compute_ceilings.values(), default=roof.peak_flops)
-
-    def attainable(r):  # a tensor-core matmul is judged against the tensor-core ceiling
-        peak = max(tensor_peak, roof.peak_flops) if r.get("tensor_cores") else roof.peak_flops
-        return min(peak, r["flops"] / r["nbytes"] * roof.peak_bandwidth)
-    above = [r for r in points if r["flops"] / r["seconds"] > ABOVE_ROOF * attainable(r)]
-    stream = [r["flops"] / r["nbytes"] for r in points if r["kind"] == "bandwidth"]
-    mm = [r["flops"] / r["nbytes"] for r in points if r["kind"] == "compute" and not r.get("tensor_cores")]
-    return {"roof": roof, "spec": spec, "best_bw": best_bw, "best_mm": best_mm, "above": above,
-            "stream_max": max(stream, default=None), "mm_min": min(mm, default=None),
-            "tensor": [r for r in run.records if r["kind"] == "compute" and r.get("tensor_cores")]}
-
-
-def roofline_summary(measured, references=()) -> Prose:
-    """Where this run's roof came from, how the kernels and matmuls sit against its ridge,
-    and the same for each reference GPU."""
-    f = _roof_facts(measured)
-    roof, dev = f["roof"], w.device_of(measured)
-    if f["spec"]:
-        text = (f"{dev} has a spec sheet, so its roof is the spec's: {w.rate(roof.peak_bandwidth, 'B/s')} and "
-                f"{w.rate(roof.peak_flops)} (FP32), a ridge at {w.number(roof.ridge)} FLOP/byte. The best "
-                f"STREAM kernel here moved {w.rate(f['best_bw']['gbps'] * 1e9, 'B/s')} "
-                f"({w.percent(f['best_bw']['gbps'] * 1e9 / roof.peak_bandwidth)} of the spec) and the best FP32 "
-                f"matmul did {w.rate(f['best_mm']['gflops'] * 1e9)} "
-                f"({w.percent(f['best_mm']['gflops'] * 1e9 / roof.peak_flops)}).")
-    else:
-        text = (f"{dev} has no spec sheet in `brrr`, so the roof drawn is the one this experiment measured: "
-                f"the best STREAM kernel ({f['best_bw']['op']}, {f['best_bw']['library']}) moved "
-                f"{w.rate(f['best_bw']['gbps'] * 1e9, 'B/s')} and the best float32 matmul did "
-                f"{w.rate(f['best_mm']['gflops'] * 1e9)}, which puts the ridge at {w.number(roof.ridge)} "
-                "FLOP/byte. It is a measured roof, not a hardware peak: since it is the best of these very "
-                "measurements, no point can sit above it, and the hardware may be capable of more.")
-    facts = {"spec": f["spec"], "ridge": roof.ridge, "above_roof": len(f["above"])}
-    if f["stream_max"] is not None:
-        left = f["stream_max"] < roof.ridge
-        facts["stream_left_of_ridge"] = left
-        text += (" Every STREAM kernel sits left of the ridge, on the slanted part: memory-bound." if left else
-                 " Some STREAM kernel sits right of the ridge, which a kernel doing at most two FLOPs per "
-                 "element should never do: the peaks are suspect.")
-    if f["mm_min"] is not None:
-        right = f["mm_min"] > roof.ridge
-        facts["matmuls_right_of_ridge"] = right
-        text += (" The matmuls sit right of it, where the flat compute roof applies." if right else
-                 " Not every matmul clears the ridge: the smaller ones do too few FLOPs per byte to be "
-                 "compute-bound here.")
-    if f["above"]:
-        names = ", ".join(f"{r['op']} ({r['library']})" for r in f["above"])
-        text += (f" {names} measured above the roof. A point above a roof is not faster than physics: "
-                 "either its bytes came from a cache (the array was too small to leave it) or the spec "
-                 "sheet understates the part.")
-    return with_references(Prose(text, facts), references, "the roofline experiment",
-                           lambda run: _reference_roof(run, roof))
-
-
-def _reference_roof(run, roof) -> Prose:
-    """A reference run's ridge against this run's ``roof``, and what its kernels reached."""
-    r = _roof_facts(run)
-    rr = r["roof"]
-    t = (f"{w.reference_intro(run)}, the {'spec' if r['spec'] else 'measured'} ridge is at "
-         f"{w.number(rr.ridge)} FLOP/byte for FP32, {w.relative(rr.ridge, roof.ridge)}.")
-    if r["spec"] and r["best_bw"] and r["best_mm"]:
-        t += (f" Its best STREAM kernel reached {w.percent(r['best_bw']['gbps'] * 1e9 / rr.peak_bandwidth)} "
-              f"of the spec bandwidth and its FP32 matmul {w.percent(r['best_mm']['gflops'] * 1e9 / rr.peak_flops)} "
-              "of the spec FLOP/s.")
-    if r["tensor"]:
-        best = max(r["tensor"], key=lambda x: x["gflops"])
-        t += (f" Its tensor cores did {w.rate(best['gflops'] * 1e9)} on a "
-              f"{best['dtype']} matmul, {w.times(best['gflops'] / r['best_mm']['gflops'])} its FP32 "
-              "general-math rate: with tensor cores the ridge moves right by the same factor.")
-    return Prose(t, {f"reference {w.device_of(run)} ridge": rr.ridge})
-
-
 # --- the x * 2 repeat sweep -------------------------------------------------------------
-
-KNEE_CLOSE = 1.5    # a measured knee within 1.5x of the prediction "lands near" it
-
 
 def _knee_facts(run) -> dict:
     meta = run.meta
@@ -390,24 +307,5 @@ def _reference_cos(run) -> Prose:
     return Prose(t, {f"reference {w.device_of(run)}": o})
 
 
-def against_peaks(measured, peaks, cpu: bool) -> Prose:
-    """How a measured roof compares with the device's peaks (spec sheet, or a CPU's cached
-    one-off measurement), each percentage with what it means: 'brrr roofline' prints it."""
-    kind = "cached peak (measured once)" if cpu else "spec-sheet peak"
-    parts, facts = [], {}
-    for what, got, peak in (("FLOP/s", measured.peak_flops, peaks.peak_flops),
-                            ("bandwidth", measured.peak_bandwidth, peaks.peak_bandwidth)):
-        fraction = got / peak
-        facts[what] = fraction
-        if fraction > ABOVE_ROOF:
-            why = ("this run's kernels beat the one-off measurement those peaks came from, so they are "
-                   "not a hardware limit" if cpu else
-                   "faster than the spec allows: an array small enough to stay in cache, or a spec "
-                   "sheet that understates this part")
-            parts.append(f"{w.percent(fraction)} of the {kind} {what}: above it, because {why}")
-        elif fraction < 0.5:
-            parts.append(f"{w.percent(fraction)} of the {kind} {what}: far below it (a busy machine, or "
-                         "a kernel that cannot use the whole device)")
-        else:
-            parts.append(f"{w.percent(fraction)} of the {kind} {what}")
-    return Prose("; ".join(parts) + ".", facts)
+__all__ = ["ABOVE_ROOF", "FLAT", "KNEE_CLOSE", "TOP_SHARE", "against_peaks", "bandwidth_curve", "cos_fusion",
+           "cos_times", "curve", "intensity_table", "repeat_sweep", "roofline_summary"]

@@ -1,21 +1,25 @@
 """The small vocabulary the chapters' sentences share: numbers with units, ratios in words,
-device names, and what to say where a reference run is missing."""
+lists and counts, device names, and what to say where a reference run is missing."""
 from __future__ import annotations
 
 import math
 
-SAME = 0.10   # two times within 10% of each other are "about the same"
+from ..results import ran_on_cpu
+
+SAME = 0.10         # two times within 10% of each other are "about the same"
+ABOVE_ROOF = 1.05   # 5% faster than a roof is "above" it (less is noise)
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 
 def seconds(value: float) -> str:
     """'12.3 µs', '4.56 ms', '1.2 s'."""
-    from ..timing import format_seconds
+    from ..units import format_seconds
     return format_seconds(value)
 
 
 def rate(value: float, unit: str = "FLOP/s") -> str:
     """FLOP/s or bytes/s with a readable prefix: '19.5 TFLOP/s', '24.3 GB/s'."""
-    from ..plot import format_rate
+    from ..units import format_rate
     if unit in ("B/s", "bytes/s"):
         return format_rate(value, "B/s")
     return format_rate(value)
@@ -23,7 +27,7 @@ def rate(value: float, unit: str = "FLOP/s") -> str:
 
 def size(nbytes: float) -> str:
     """'16 MiB'."""
-    from ..plot import format_bytes
+    from ..units import format_bytes
     return format_bytes(nbytes)
 
 
@@ -34,6 +38,24 @@ def number(value: float, digits: int = 3) -> str:
     if abs(value) >= 10 ** digits:
         return f"{value:,.0f}"
     return f"{value:.{digits}g}"
+
+
+def integer(value) -> str:
+    """An exact whole number with thousands separators: '16,384'."""
+    return f"{int(value):,}"
+
+
+def spelled(n: int) -> str:
+    """A count in words up to ten ('no', 'one', ... 'ten'), in digits above: '12', '1,024'."""
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else f"{n:,}"
+
+
+def listing(items) -> str:
+    """'a', 'a and b', 'a, b and c' ('' for none)."""
+    items = [str(i) for i in items]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def percent(fraction: float) -> str:
@@ -72,7 +94,8 @@ def device_of(result) -> str:
 
 
 def is_cpu(result) -> bool:
-    return (getattr(result, "meta", {}).get("device") or {}).get("backend") == "cpu"
+    """Whether a result was measured on a CPU (:func:`brrr.results.ran_on_cpu` of its device)."""
+    return ran_on_cpu(getattr(result, "meta", {}).get("device"))
 
 
 def date_of(result) -> str:

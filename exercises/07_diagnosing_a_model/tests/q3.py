@@ -8,7 +8,7 @@ points = None
 @test_case(points=1, hidden=False)
 def test_format(rows, linear_seconds, linear_efficiency, matmul_flop_share, matmul_time_share, small_ops_answer):
     import numbers
-    keys = {'op', 'category', 'flops', 'bytes', 'seconds', 'roofline_seconds', 'regime'}
+    keys = {'op', 'category', 'flops', 'nbytes', 'seconds', 'roofline_seconds', 'regime'}
     assert isinstance(rows, dict) and keys <= set(rows), 'rows = table[columns].to_dict("list"): a dict of lists'
     assert len(rows['op']) >= 4 and all((len(rows[k]) == len(rows['op']) for k in keys))
     for value in (linear_seconds, linear_efficiency, matmul_flop_share, matmul_time_share):

@@ -9,7 +9,7 @@ points = None
 def test_format(diag_rows, regime_seconds, dominant_regime, softmax_t_math, softmax_t_mem, softmax_regime, fix):
     import numbers
     names = {'compute-bound', 'memory-bound', 'overhead-bound'}
-    keys = {'op', 'category', 'flops', 'bytes', 'seconds', 'regime'}
+    keys = {'op', 'category', 'flops', 'nbytes', 'seconds', 'regime'}
     assert isinstance(diag_rows, dict) and keys <= set(diag_rows), 'diag_rows = diagnosis[columns].to_dict("list")'
     assert isinstance(regime_seconds, dict) and regime_seconds and (set(regime_seconds) <= names)
     assert all((isinstance(v, numbers.Real) and v >= 0 for v in regime_seconds.values()))

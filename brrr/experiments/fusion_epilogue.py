@@ -1,0 +1,147 @@
+"""Epilogue fusion, ``relu(x @ w + b)``, and what ``torch.compile`` generates for it.
+
+The smallest case of fusing pointwise work into the epilogue of a matmul: eager PyTorch
+runs three kernels (matmul, bias add, ReLU), each a trip of the (m, n) result through
+memory; a compiler can apply the add and the ReLU as the matmul's result is written.
+:func:`epilogue_traffic` gives the bytes and FLOPs of both, :func:`epilogue_fusion`
+times them, and :func:`generated_kernels` lists the kernels Inductor launches.
+Times are seconds.
+"""
+from __future__ import annotations
+
+import re
+
+from .. import config
+from ..device import device as live_device
+from ..results import frame as _frame
+from ..results import Result
+from ..roofline import Roofline
+from ..timing import bench
+from . import _arrays
+from .common import run_sweep
+
+
+def epilogue_traffic(m: int, n: int, k: int, fused: bool, dtype="float32") -> tuple:
+    """``(bytes, FLOPs)`` of ``relu(x @ w + b)`` with x (m, k), w (k, n), b (n,).
+
+    The matmul reads x and w and writes the (m, n) result; unfused, the bias add
+    reads it (and b) and writes it again, and the ReLU reads and writes it once
+    more. Fused into the matmul's epilogue, only the matmul's traffic (plus b)
+    remains. FLOPs: 2 m n k for the matmul, m n each for the add and the ReLU.
+    """
+    for name, v in (("m", m), ("n", n), ("k", k)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    item = _arrays.itemsize(dtype)
+    matmul = (m * k + k * n + m * n + n) * item
+    epilogue = 0 if fused else (2 * m * n + 2 * m * n) * item
+    return float(matmul + epilogue), float(2 * m * n * k + 2 * m * n)
+
+
+def kernel_names(source: str) -> list:
+    """The kernels an Inductor output file launches, in order: its own fused kernels
+    (``cpp_fused_*`` on the CPU, ``triton_*`` on a GPU) and library calls (``extern_kernels.addmm``)."""
+    names = []
+    for line in source.splitlines():
+        line = line.strip()
+        match = (re.match(r"(extern_kernels\.\w+)\(", line) or re.match(r"(cpp_fused_\w+)\(", line)
+                 or re.match(r"(triton_\w+)\.run\(", line))
+        if match and "=" not in line.split("(")[0]:
+            names.append(match.group(1))
+    return names
+
+
+def _compile_and_run(fn, *args):
+    """``(compiled fn, kernels it launched)``: ``torch.compile(fn)`` (fresh), run once on ``args``."""
+    import torch
+    from torch._inductor.utils import run_and_get_code
+    torch._dynamo.reset()
+    compiled = torch.compile(fn)
+    _, sources = run_and_get_code(compiled, *args)
+    return compiled, [name for source in sources for name in kernel_names(source)]
+
+
+def generated_kernels(fn, *args) -> list:
+    """Compile ``fn`` with ``torch.compile`` (fresh), run it on ``args``, and list the kernels it launches."""
+    return _compile_and_run(fn, *args)[1]
+
+
+def inspect_compiled(fn, *args) -> dict:
+    """What ``torch.compile`` makes of ``fn(*args)``: ``{'kernels': [names launched], 'error': None}``,
+    or ``{'kernels': [], 'error': 'what went wrong'}`` where it cannot compile here (no C++
+    compiler, an unsupported platform)."""
+    try:
+        return {"kernels": generated_kernels(fn, *args), "error": None}
+    except Exception as error:  # noqa: BLE001 - a missing compiler is an outcome, not a crash
+        return {"kernels": [], "error": f"{type(error).__name__}: {str(error)[:200]}"}
+
+
+def epilogue_bars(result):
+    """The bars of an :func:`epilogue_fusion` run: a Result (same meta) with one record per
+    case, 'case' and 'time per call' (seconds): each variant as measured, then the roofline's
+    time for three kernels and for one fully fused kernel."""
+    frame = _frame(result)
+    rows = [{"case": f"{r.variant} (measured)", "time per call": r.seconds} for r in frame.itertuples()]
+    meta = getattr(result, "meta", {}) or {}
+    shape, dtype = meta.get("shape"), meta.get("dtype", "float32")
+    if shape and meta.get("roof"):
+        roof = Roofline.from_dict(meta["roof"])
+        for fused, case in ((False, "3 kernels (roofline)"), (True, "1 fused kernel (roofline)")):
+            nbytes, flops = epilogue_traffic(*(int(v) for v in shape), fused, dtype)
+            rows.append({"case": case, "time per call": float(roof.time(flops, nbytes))})
+    return Result("epilogue_bars", rows, dict(meta))
+
+
+def epilogue_fusion(m=None, n=None, k=None, dtype="float32", roof=None, progress: bool = True):
+    """``relu(x @ w + b)`` in eager PyTorch (three kernels) and under ``torch.compile``.
+
+    Default shape (m, n, k): (4096, 4096, 16) on the CPU, (8192, 8192, 64) on a GPU
+    (quick mode: (1024, 1024, 16)): a short inner dimension, so the matmul is
+    quick and the epilogue's extra trips through memory show. Tensors go to
+    :attr:`brrr.Device.torch_device`. Records: ``variant`` ('eager' or 'torch.compile'),
+    ``backend``, shape, ``nbytes``/``flops`` from :func:`epilogue_traffic` (eager unfused,
+    compiled as if fully fused), ``seconds`` (median; ``min_seconds``, ``iqr_seconds``,
+    ``floor_seconds``), ``predicted_seconds``. A failing compiler is noted, not raised.
+    """
+    import torch
+    dev = live_device()
+    quick = config.quick_mode()
+    default = (1024, 1024, 16) if quick else ((8192, 8192, 64) if dev.on_gpu else (4096, 4096, 16))
+    m, n, k = (default[i] if v is None else v for i, v in enumerate((m, n, k)))
+    dtype = _arrays.dtype_name(dtype)
+    roof = Roofline.from_device(dev, dtype) if roof is None else roof
+    if not isinstance(roof, Roofline):
+        raise TypeError(f"roof must be a brrr.Roofline, got {type(roof).__name__}")
+    where, tdtype = dev.torch_device, _arrays.torch_dtype(dtype)
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    x = torch.randn(m, k, generator=gen, dtype=tdtype).to(where)
+    w = torch.randn(k, n, generator=gen, dtype=tdtype).to(where)
+    b = torch.randn(n, generator=gen, dtype=tdtype).to(where)
+
+    def layer(x, w, b):
+        return torch.relu(x @ w + b)
+
+    notes, launched = [], []
+    variants = {"eager": layer}
+    try:
+        variants["torch.compile"], launched = _compile_and_run(layer, x, w, b)
+    except Exception as error:  # noqa: BLE001
+        notes.append(f"torch.compile skipped: {type(error).__name__}: {str(error)[:200]}")
+
+    def measure(variant):
+        fused = variant != "eager"
+        nbytes, flops = epilogue_traffic(m, n, k, fused, dtype)
+        t = bench(variants[variant], x, w, b, nbytes=nbytes, flops=flops, min_samples=3, label=variant)
+        return {"device": dev.name, "backend": where, "variant": variant, "m": m, "n": n, "k": k,
+                "dtype": dtype, **_arrays.timing_fields(t, nbytes, flops),
+                "predicted_seconds": float(roof.time(flops, nbytes))}
+
+    result = run_sweep("epilogue_fusion", list(variants), measure, progress=progress,
+                       command=f"brrr.experiments.epilogue_fusion(m={m}, n={n}, k={k}, dtype={dtype!r})",
+                       dtype=dtype, roof=roof.to_dict(), shape=(m, n, k))
+    result.meta["notes"].extend(notes)
+    if "torch.compile" in variants:
+        same = torch.allclose(variants["torch.compile"](x, w, b), layer(x, w, b), rtol=1e-4, atol=1e-4)
+        result.meta["compiled_matches_eager"] = bool(same)
+        result.meta["compiled_kernels"] = launched
+    return result

@@ -1,0 +1,108 @@
+"""The bytes model of vertical fusion: what k pointwise ops cost fused and unfused, by the roofline.
+
+Run unfused, each of ``k`` pointwise ops reads its input from memory and writes
+its output back: ``2 k`` array passes. Fused into one kernel, the chain reads
+each element once and writes the result once: ``2`` passes, the same FLOPs
+(:func:`chain_traffic`, bytes and FLOPs). While both are memory-bound the roofline
+(Williams et al., 2009) predicts a speed-up of ``k``; once the fused kernel's intensity
+``k * flops_per_op / (2 * itemsize)`` (FLOP/byte) passes the ridge point it becomes
+compute-bound and the speed-up levels off at ``2 * itemsize * ridge / flops_per_op``
+(:func:`predicted_speedup`, :func:`crossover_k`). Nothing here measures.
+"""
+from __future__ import annotations
+
+from .. import config
+from ..kernel_source import OPS as KERNEL_OPS, traffic
+from ..roofline import Roofline
+from . import _arrays
+
+# The pointwise ops are brrr.kernels' own: (statement, FLOPs per element, constant c, constant d).
+OPS = KERNEL_OPS
+
+KS = {   # sweep -> (full-size chain lengths, quick-mode chain lengths)
+    "kernels": (tuple(2 ** i for i in range(8)), (1, 2, 4, 16, 64)),
+    "torch_compile": (tuple(2 ** i for i in range(7)), (1, 4, 16)),   # a compile (seconds) per k
+    "cos": (tuple(2 ** i for i in range(7)), (1, 2, 4, 8)),
+}
+
+
+def check_op(op):
+    """``op`` if it is one of :data:`OPS`, else a ValueError naming them."""
+    if not isinstance(op, str) or op not in OPS:
+        raise ValueError(f"op must be one of {tuple(OPS)}, got {op!r}")
+    return op
+
+
+def check_k(k):
+    """``k`` if it is a chain length (an integer >= 1), else a ValueError."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k (the number of pointwise ops) must be an integer >= 1, got {k!r}")
+    return k
+
+
+def chain_traffic(k: int, n: int, fused: bool, op: str = "mul", dtype="float32") -> tuple:
+    """``(bytes moved, FLOPs)`` of ``k`` ops ``op`` on ``n`` elements, fused or not.
+
+    Fused: one read and one write per element (``2 n itemsize`` bytes). Unfused:
+    ``k`` passes, each a read and a write (``2 k n itemsize``). FLOPs are
+    ``k n`` times the op's count (``cos`` counts as one, though it costs many
+    instructions).
+    """
+    check_k(k)
+    check_op(op)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n (elements) must be an integer >= 1, got {n!r}")
+    nbytes, flops = traffic("chain", n, k, fused, op, dtype=_arrays.dtype_name(dtype))
+    return float(nbytes), float(flops)
+
+
+def _check_roof(roof):
+    if not isinstance(roof, Roofline):
+        raise TypeError(f"roof must be a brrr.Roofline, got {type(roof).__name__}")
+    return roof
+
+
+def predicted_speedup(roof: Roofline, k: int, n: int = 2 ** 24, op: str = "mul", dtype="float32") -> float:
+    """Roofline time of the unfused chain divided by that of the fused one.
+
+    Equals ``k`` while the fused kernel is memory-bound; levels off at
+    ``2 * itemsize * ridge / flops_per_op`` once it is compute-bound.
+    """
+    _check_roof(roof)
+    unfused = roof.time(*chain_traffic(k, n, False, op, dtype)[::-1])
+    fused = roof.time(*chain_traffic(k, n, True, op, dtype)[::-1])
+    return float(unfused / fused)
+
+
+def crossover_k(roof: Roofline, op: str = "mul", dtype="float32") -> float:
+    """The chain length at which the fused kernel reaches the ridge point (becomes compute-bound)."""
+    check_op(op)
+    return roof.ridge * 2 * _arrays.itemsize(dtype) / OPS[op][1]
+
+
+def default_ks(quick=None, sweep: str = "kernels") -> tuple:
+    """Chain lengths for a sweep: 'kernels' 1, 2, 4, ..., 128 (quick mode: 1, 2, 4, 16, 64);
+    'torch_compile' 1 to 64 (quick: 1, 4, 16), since each k costs a compilation; 'cos' 1 to 64
+    (quick: 1, 2, 4, 8)."""
+    if sweep not in KS:
+        raise ValueError(f"sweep must be one of {tuple(KS)}, got {sweep!r}")
+    quick = config.quick_mode() if quick is None else quick
+    return KS[sweep][1 if quick else 0]
+
+
+def predicted_table(roof: Roofline, ks=None, op: str = "mul", dtype="float32"):
+    """The bytes model for each chain length ``k``, as a table for the page (a DataFrame):
+    bytes per element moved unfused and fused, the fused kernel's intensity (FLOP/byte),
+    the roofline's speed-up of fusing, and the fused kernel's regime. Nothing is measured."""
+    import pandas as pd
+    _check_roof(roof)
+    ks = default_ks() if ks is None else _arrays.check_sizes("ks", ks)
+    rows = []
+    for k in ks:
+        unfused, _ = chain_traffic(k, 1, False, op, dtype)
+        fused, flops = chain_traffic(k, 1, True, op, dtype)
+        rows.append({"k (ops)": k, "unfused bytes per element": unfused, "fused bytes per element": fused,
+                     "fused intensity (FLOP/byte)": flops / fused,
+                     "predicted speed-up": predicted_speedup(roof, k, op=op, dtype=dtype),
+                     "fused kernel (roofline)": roof.regime(flops, fused)})
+    return pd.DataFrame(rows)

@@ -1,0 +1,100 @@
+"""Tables made from :func:`brrr.experiments.fusion_speedup` records: measured and predicted
+speed-ups per fuser and chain length, and long-format rows for the chapter's figures.
+
+Times are seconds; a speed-up is unfused time / fused time. Each record names its
+``fuser`` ('brrr', 'cupy_fuse', 'torch_compile') and the ``library`` that ran it.
+"""
+from __future__ import annotations
+
+from .results import frame as _frame
+from .results import Result
+
+VARIANTS = ("fused", "unfused")
+
+
+def speedups(result):
+    """A DataFrame with one row per (fuser, k): fused and unfused seconds and the speed-ups.
+
+    Columns: ``fuser``, ``library``, ``k``, ``fused_seconds``, ``unfused_seconds``,
+    ``speedup`` (measured: unfused / fused), ``predicted_speedup`` (roofline),
+    ``predicted_fused_regime``. Rows with only one of the two variants are dropped.
+    """
+    frame = _frame(result)
+    need = {"fuser", "variant", "k", "seconds", "predicted_seconds"}
+    if not need <= set(frame.columns):
+        raise ValueError(f"result must come from fusion_speedup (columns {sorted(need)}), "
+                         f"got columns {list(frame.columns)}")
+    keys = ["fuser", "library", "k"]
+    fused = frame[frame.variant == "fused"].set_index(keys)
+    unfused = frame[frame.variant == "unfused"].set_index(keys)
+    table = fused[["seconds", "predicted_seconds", "predicted_regime"]].join(
+        unfused[["seconds", "predicted_seconds"]], lsuffix="_fused", rsuffix="_unfused", how="inner")
+    table = table.reset_index().rename(columns={"seconds_fused": "fused_seconds",
+                                                "seconds_unfused": "unfused_seconds",
+                                                "predicted_regime": "predicted_fused_regime"})
+    table["speedup"] = table.unfused_seconds / table.fused_seconds
+    table["predicted_speedup"] = table.predicted_seconds_unfused / table.predicted_seconds_fused
+    return table[["fuser", "library", "k", "fused_seconds", "unfused_seconds", "speedup",
+                  "predicted_speedup", "predicted_fused_regime"]].sort_values(["fuser", "k"], ignore_index=True)
+
+
+def speedup_table(result):
+    """The speed-ups of a :func:`fusion_speedup` run as a table for the page (a DataFrame):
+    'fuser' (the library that fused), 'k (ops)', 'fused time' and 'unfused time' (seconds),
+    'measured speed-up', 'roofline speed-up' (unfused time / fused time, measured and predicted)."""
+    import pandas as pd
+    names = {"library": "fuser", "k": "k (ops)", "fused_seconds": "fused time", "unfused_seconds": "unfused time",
+             "speedup": "measured speed-up", "predicted_speedup": "roofline speed-up"}
+    if not getattr(result, "records", True):   # every fuser was skipped here: an empty table
+        return pd.DataFrame(columns=list(names.values()))
+    return speedups(result)[list(names)].rename(columns=names)
+
+
+def speedup_lines(result):
+    """Long-format rows for a plot: ``k``, ``speedup`` and ``series`` (each fuser, and the roofline's prediction)."""
+    import pandas as pd
+    table = speedups(result)
+    rows = [{"k": r.k, "speedup": r.speedup, "series": f"measured: {r.library}"} for r in table.itertuples()]
+    predicted = table.drop_duplicates("k")
+    rows += [{"k": r.k, "speedup": r.predicted_speedup, "series": "predicted (roofline)"}
+             for r in predicted.itertuples()]
+    return pd.DataFrame(rows)
+
+
+def time_lines(result, variant: str = "fused", fuser=None, per_element: bool = False):
+    """Long-format rows for a plot: ``k``, ``seconds`` and ``series`` ('measured: OP' and 'roofline: OP').
+
+    One fuser's ``variant`` times (default: the first fuser in the result)
+    next to the roofline's time for the same bytes and FLOPs; ``per_element=True``
+    divides both by the array's element count (seconds per element), so runs on
+    different sizes compare.
+    """
+    import pandas as pd
+    frame = _frame(result)
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    if frame.empty:
+        return pd.DataFrame(columns=["k", "seconds", "series"])
+    fuser = fuser or frame.fuser.iloc[0]
+    part = frame[(frame.variant == variant) & (frame.fuser == fuser)].sort_values("k")
+    scale = (lambda r: 1.0 / r.n) if per_element else (lambda r: 1.0)
+    rows = [{"k": r.k, "seconds": r.seconds * scale(r), "series": f"measured: {r.op}"} for r in part.itertuples()]
+    rows += [{"k": r.k, "seconds": r.predicted_seconds * scale(r), "series": f"roofline: {r.op}"}
+             for r in part.itertuples()]
+    return pd.DataFrame(rows)
+
+
+def cos_cases(result):
+    """The ``x.cos().cos()`` comparison of a ``fusion_speedup(ks=(1, 2), op='cos')`` run: a
+    Result (same meta) with one record per case ('cos', 'cos().cos(), fused', 'cos().cos(),
+    unfused'): 'time per call' and 'roofline time' (seconds) and the roofline's regime."""
+    frame = _frame(result)
+    rows = []
+    for k, variant, case in ((1, "fused", "cos"), (2, "fused", "cos().cos(), fused"),
+                             (2, "unfused", "cos().cos(), unfused")):
+        match = frame[(frame.k == k) & (frame.variant == variant)]
+        if len(match):
+            r = match.iloc[0]
+            rows.append({"case": case, "time per call": r.seconds, "roofline time": r.predicted_seconds,
+                         "regime (roofline)": r.predicted_regime})
+    return Result("cos_cases", rows, dict(result.meta))

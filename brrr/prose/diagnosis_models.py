@@ -1,0 +1,226 @@
+"""Chapter 7, diagnosing a model: where the FLOPs and the time of whole models go. BERT against
+Ivanov et al. (2021), the backward pass against the forward, and ResNet-18's convolutions.
+"""
+from __future__ import annotations
+
+import math
+
+from . import Prose, with_references
+from . import words as w
+from .diagnosis_regimes import FLOOR_FACTOR, _cpu, _device, _pct, _split, _where, frame, regime_facts
+
+# --- BERT: where the FLOPs go and where the time goes -----------------------------------------
+
+def bert_facts(data) -> dict:
+    """Ivanov et al.'s three classes in a profile: FLOP and time shares, FLOP/s gaps, bytes."""
+    from ..profiler import category_totals, ivanov_comparison
+    t = frame(data)
+    totals = category_totals(t)
+    m = ivanov_comparison(totals).set_index(["category", "quantity"]).measured
+    gap = "matmul FLOP/s ÷ this FLOP/s"
+    three = totals.reindex(["matmul", "normalisation", "elementwise"]).fillna(0)
+    ln = t[t.op == "native_layer_norm"]
+    tokens = None
+    if len(ln):
+        shape = list(ln.iloc[0].input_shapes[0])
+        tokens = int(math.prod(shape[:-1]))
+    mm_time = float(m["matmul", "share of time"])
+    mm_flops = float(m["matmul", "share of FLOPs"])
+    if mm_flops > 0.99 and mm_time <= 0.8:
+        shape_outcome = "reproduced"
+    elif mm_flops > 0.99 and mm_time <= 0.95:
+        shape_outcome = "weaker"
+    else:
+        shape_outcome = "not reproduced"
+    return {"mm_flops": mm_flops, "mm_time": mm_time,
+            "norm_time": float(m["normalisation", "share of time"]),
+            "ew_time": float(m["elementwise", "share of time"]),
+            "norm_gap": float(m["normalisation", gap]), "ew_gap": float(m["elementwise", gap]),
+            "small_bytes": float(three.nbytes[["normalisation", "elementwise"]].sum() / three.nbytes.sum()),
+            "small_flops": float(1 - mm_flops), "tokens": tokens, "shape": shape_outcome,
+            "device": _device(t), "cpu": _cpu(t),
+            "floor_far_above": (t.attrs.get("replay_floor_seconds") or 0) > FLOOR_FACTOR * (t.attrs.get("overhead_seconds") or math.inf)}
+
+
+def _gap(value: float) -> str:
+    return f"{w.number(value)}×" if math.isfinite(value) else "an unmeasured factor"
+
+
+def bert(table, references=()) -> Prose:
+    """Ivanov et al.'s BERT measurement against this run: FLOP and time shares of the matmuls,
+    normalisations and elementwise operators, their FLOP/s gaps, and whether the shape holds."""
+    b = bert_facts(table)
+    who = f"With {b['tokens']:,} tokens through the layer, the" if b["tokens"] else "The"
+    text = (f"{who} matmuls did {_pct(b['mm_flops'])} of the FLOPs (published: 99.8%) and took "
+            f"{_pct(b['mm_time'])} of the time (published: 61%). The normalisations took {_pct(b['norm_time'])} "
+            f"(published: 25.5%) and the elementwise operators {_pct(b['ew_time'])} (published: 13.5%), "
+            f"with {_pct(b['small_flops'])} of the FLOPs between them. Measured as achieved FLOP/s, the "
+            f"normalisations ran {_gap(b['norm_gap'])} and the elementwise operators {_gap(b['ew_gap'])} "
+            "below the matmuls (published: 250× and 700×).")
+    text += {
+        "reproduced": " This run reproduces the published shape: the FLOPs are almost all matmul, the time is not.",
+        "weaker": (" The published shape is there, but weaker: the FLOPs are almost all matmul, yet the other "
+                   f"operators took only {_pct(1 - b['mm_time'])} of the time, against 39% in the paper."),
+        "not reproduced": (" This run does not reproduce the published shape: the matmuls took almost all of "
+                           "the time as well as the FLOPs."),
+    }[b["shape"]]
+    if b["cpu"] and b["mm_time"] > 0.61 + 0.05:
+        text += (" Ivanov et al. trained BERT-large on a V100 GPU, whose matmuls run on tensor cores far above "
+                 "its bandwidth roof, so there the memory-bound operators weigh more. A CPU's ridge point is "
+                 "much lower and its matmuls run further below their peak, which moves time towards the "
+                 "matmuls.")
+    elif b["cpu"] and b["mm_time"] < 0.61 - 0.05:
+        text += (" On a CPU the matmuls would be expected to take more of the time than on Ivanov et al.'s V100, "
+                 "whose tensor cores run them far above its bandwidth roof; here they took less"
+                 + (": part of the small operators' replayed time is the replay floor every row pays (see above)."
+                    if b["floor_far_above"] else
+                    ": the matmuls here ran further below their roof than the small operators below theirs."))
+    elif b["cpu"]:
+        text += (" The matmuls' share of the time is close to the paper's, on a CPU whose ridge point is much "
+                 "lower than the V100's: the two differences (slower matmuls here, and a bandwidth roof closer "
+                 "to the compute roof) roughly cancel.")
+    else:
+        text += (" On a GPU, as on Ivanov et al.'s V100, the matmuls run far above the bandwidth roof, so "
+                 "every operator that is not a matmul is memory- or overhead-bound and weighs more in time "
+                 "than in FLOPs.")
+    small_gaps = b["norm_gap"] < 250 and b["ew_gap"] < 700
+    large_gaps = b["norm_gap"] > 250 and b["ew_gap"] > 700
+    if small_gaps:
+        text += (" The FLOP/s gaps are smaller than published: relative to the small operators, the matmuls here "
+                 "ran further below their peak than on the V100.")
+    elif large_gaps:
+        text += " The FLOP/s gaps are larger than published"
+        text += (": part of the small operators' time here is the replay floor every row pays (see above)."
+                 if b["floor_far_above"] else ": the matmuls here run closer to their peak than the small "
+                 "operators run to their bandwidth roof.")
+    text += (f" The byte shares do not depend on the machine: the normalisation and elementwise operators "
+             f"moved {_pct(b['small_bytes'])} of the bytes.")
+    facts = {k: b[k] for k in ("mm_flops", "mm_time", "norm_time", "ew_time", "norm_gap", "ew_gap",
+                                "small_bytes", "shape")}
+    facts["outcome"] = b["shape"]
+    return with_references(Prose(text, facts), references, "this profile", _reference_bert, shown="table")
+
+
+def _reference_bert(run) -> Prose:
+    r = bert_facts(run)
+    t = (f"{w.reference_intro(run)}, the matmuls took {_pct(r['mm_time'])} of the time, the normalisations "
+         f"{_pct(r['norm_time'])} and the elementwise operators {_pct(r['ew_time'])}; the FLOP/s gaps were "
+         f"{_gap(r['norm_gap'])} and {_gap(r['ew_gap'])}. "
+         + {"reproduced": "It reproduces the published shape.",
+            "weaker": "The published shape is there, but weaker.",
+            "not reproduced": "It does not reproduce the published shape."}[r["shape"]])
+    return Prose(t, {f"reference {w.device_of(run)}": r["shape"]})
+
+
+# --- forward and backward ---------------------------------------------------------------------
+
+def backward_facts(data) -> dict:
+    from ..profiler import phase_totals
+    t = frame(data)
+    p = phase_totals(t)
+    fwd, bwd = p.loc["forward"], p.loc["backward"]
+    return {"flop_ratio": float(bwd.flops / fwd.flops), "time_ratio": float(bwd.seconds / fwd.seconds),
+            "fwd_other_share": float(1 - fwd.matmul_time_share), "bwd_other_share": float(1 - bwd.matmul_time_share),
+            "mm_flop_ratio": float(bwd.matmul_flops / fwd.matmul_flops) if fwd.matmul_flops else math.nan,
+            "device": _device(t)}
+
+
+def backward(table, references=()) -> Prose:
+    """The backward pass against the forward: FLOP ratio and why, time ratio against it, and
+    the share of the time outside the matmuls in each direction."""
+    b = backward_facts(table)
+    rf, rt = b["flop_ratio"], b["time_ratio"]
+    text = f"The backward pass did {w.number(rf)} times the forward pass's FLOPs"
+    if rf < 1.9:
+        text += (": a little under the rule of thumb of 2 (a linear layer needs two matmuls going back, one for "
+                 "the gradient of its input and one for that of its weight), because the block's input needs no "
+                 "gradient, so the three projections that read it skip the first of the two.")
+        flop_outcome = "under 2"
+    elif rf <= 2.1:
+        text += ": about the rule of thumb of 2, two matmuls going back for every one going forward."
+        flop_outcome = "about 2"
+    else:
+        text += (": more than the rule of thumb of 2, because the backward passes of layer norm, softmax and "
+                 "GELU count more FLOPs per element than their forward passes.")
+        flop_outcome = "over 2"
+    text += f" It took {w.number(rt)} times the forward's operator time"
+    if rt > rf * (1 + w.SAME):
+        text += (", more than its share of FLOPs: the backward pass adds memory-bound operators of its own "
+                 "(gradient accumulation, sums over the batch for the bias gradients, the backward passes of "
+                 "layer norm, softmax and GELU), which cost time and few FLOPs.")
+        time_outcome = "more than FLOPs"
+    elif rt < rf / (1 + w.SAME):
+        text += (", less than its share of FLOPs: most of the added FLOPs are matmuls, which run closer to "
+                 "their roof than the memory-bound operators that take much of the forward's time.")
+        time_outcome = "less than FLOPs"
+    else:
+        text += ", in proportion to its FLOPs."
+        time_outcome = "in proportion"
+    a, z = b["fwd_other_share"], b["bwd_other_share"]
+    text += (f" The operators that are not matmuls took {w.percent(a)} of the time going forward and "
+             f"{w.percent(z)} going back")
+    if z >= a / (1 + w.SAME):
+        text += ", so their share does not shrink when you train."
+        share_outcome = "not smaller"
+    else:
+        text += (": a smaller share going back, because the backward pass doubles the matmuls, but the "
+                 "non-matmul operators still cost a large part of it.")
+        share_outcome = "smaller"
+    facts = {"flop_ratio": rf, "time_ratio": rt, "flop_outcome": flop_outcome, "time_outcome": time_outcome,
+             "share_outcome": share_outcome, "fwd_other_share": a, "bwd_other_share": z}
+    return with_references(Prose(text, facts), references, "this profile", _reference_backward, shown="table")
+
+
+def _reference_backward(run) -> Prose:
+    r = backward_facts(run)
+    t = (f"{w.reference_intro(run)}, the backward pass took {w.number(r['time_ratio'])} times the forward's "
+         f"operator time for the same {w.number(r['flop_ratio'])} times the FLOPs, and the operators that "
+         f"are not matmuls took {w.percent(r['bwd_other_share'])} of the backward's time.")
+    return Prose(t, {f"reference {w.device_of(run)}": r["time_ratio"]})
+
+
+# --- ResNet-18 --------------------------------------------------------------------------------
+
+def resnet_facts(data) -> dict:
+    from ..profiler import op_totals
+    t = frame(data)
+    ops = op_totals(t)
+    conv = ops.loc["convolution"] if "convolution" in ops.index else None
+    image = None
+    rows = t[t.op == "convolution"]
+    if len(rows):
+        image = int(list(rows.iloc[0].input_shapes[0])[-1])
+    return {"conv_time": float(conv.time_share) if conv is not None else 0.0,
+            "conv_flops": float(conv.flops / ops.flops.sum()) if conv is not None else 0.0,
+            "image": image, "regimes": regime_facts(t), "device": _device(t)}
+
+
+def resnet(table, references=()) -> Prose:
+    """The convolutions' share of ResNet-18's FLOPs and time, and which operators landed in
+    which regime, here and on each reference GPU."""
+    r = resnet_facts(table)
+    at = f"At {r['image']}×{r['image']} pixels, the" if r["image"] else "The"
+    text = (f"{at} convolutions did {_pct(r['conv_flops'])} of the FLOPs and took {_pct(r['conv_time'])} of "
+            "the replayed time")
+    if r["conv_time"] >= 0.8:
+        text += ": almost all of it."
+        outcome = "almost all"
+    elif r["conv_time"] >= 0.5:
+        text += (": most of it, but not all. Batch norm, ReLU, the residual additions and pooling touch each "
+                 "element once, and took the rest.")
+        outcome = "most"
+    else:
+        text += (": less than half. Batch norm, ReLU, the residual additions and pooling, which touch each "
+                 "element once and do almost no FLOPs, took the larger part of the time.")
+        outcome = "less than half"
+    text += " " + _where(r["regimes"])
+    facts = {"outcome": outcome, "conv_time": r["conv_time"], "conv_flops": r["conv_flops"]}
+    return with_references(Prose(text, facts), references, "this profile", _reference_resnet,
+                           shown="table and the figure")
+
+
+def _reference_resnet(run) -> Prose:
+    q = resnet_facts(run)
+    t = (f"{w.reference_intro(run)}, the convolutions took {_pct(q['conv_time'])} of the time. "
+         f"{_split(q['regimes'], 'There,')}.")
+    return Prose(t, {f"reference {w.device_of(run)}": q["conv_time"]})

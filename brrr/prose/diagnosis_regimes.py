@@ -1,0 +1,245 @@
+"""Chapter 7, diagnosing a model: the regimes of a profile. The fixed cost of a call, how the
+rows split between compute-, memory- and overhead-bound by time, which operators landed where,
+the replay floor, rows above their roof, and the rows' sum against one run of the whole model.
+
+Also the helpers the chapter's other sentences share: a profile table from a saved Result
+(:func:`frame`), its device, and whether it ran on a CPU.
+"""
+from __future__ import annotations
+
+import math
+
+from . import Prose, paragraphs, with_references
+from . import words as w
+from ..results import ran_on_cpu
+from .words import ABOVE_ROOF
+
+REGIMES = ("compute-bound", "memory-bound", "overhead-bound")
+FLOOR_FACTOR = 3.0     # a replay floor above 3x the fixed cost is "far above" it
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+def frame(data):
+    """A profile table: a DataFrame as it is, a Result saved by ``beside`` as its DataFrame."""
+    from ..reference import as_frame
+    if hasattr(data, "records") and hasattr(data, "meta"):
+        return as_frame(data)
+    return data
+
+
+def _summary(table) -> dict:
+    return table.attrs.get("summary") or {}
+
+
+def _device(table) -> str:
+    return table.attrs.get("device") or _summary(table).get("name", "this device")
+
+
+def _cpu(table) -> bool:
+    """Whether a profile ran on a CPU: its device summary says (a table without one, its ``backend``)."""
+    return ran_on_cpu(_summary(table) or {"backend": table.attrs.get("backend")})
+
+
+def _pct(fraction: float) -> str:
+    """Three significant digits: '99.8%', '61%', '0.17%'."""
+    return f"{100 * fraction:.3g}%"
+
+
+def _ops(names) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def regime_facts(data) -> dict:
+    """Per regime: share of the summed replayed time, rows, distinct ops; and the table's
+    fixed cost per call, replay floor, rows above their roof and smallest roofline time."""
+    t = frame(data)
+    total = t.seconds.sum()
+    facts = {"rows": len(t), "total_seconds": float(total), "overhead": t.attrs.get("overhead_seconds"),
+             "floor": t.attrs.get("replay_floor_seconds"), "chapter3": t.attrs.get("chapter3_call_seconds"),
+             "model_seconds": t.attrs.get("model_seconds"), "device": _device(t), "cpu": _cpu(t)}
+    calls = t.op.value_counts()
+    for regime in REGIMES:
+        rows = t[t.regime == regime]
+        here = rows.op.value_counts()
+        facts[regime] = {"share": float(rows.seconds.sum() / total) if total > 0 else 0.0,
+                         "rows": int(len(rows)), "ops": list(dict.fromkeys(rows.op)),
+                         "split": {op: (int(here[op]), int(calls[op])) for op in here.index if here[op] < calls[op]}}
+    timed = t[(t.seconds > 0) & (t.roofline_seconds > 0)]
+    facts["above_roof"] = list(dict.fromkeys(timed[timed.efficiency > ABOVE_ROOF].op))
+    busy = t[(t.flops > 0) | (t.nbytes > 0)]
+    if len(busy):
+        smallest = busy.loc[busy.roofline_seconds.idxmin()]
+        facts["smallest"] = (smallest.op, float(smallest.roofline_seconds))
+    facts["median_roofline"] = float(busy.roofline_seconds.median()) if len(busy) else math.nan
+    if len(timed):
+        best = timed.loc[timed.efficiency.idxmax()]
+        facts["efficiency"] = {"median": float(timed.efficiency.median()), "best": float(best.efficiency),
+                               "best_op": best.op}
+    mm = t[(t.category == "matmul") & (t.regime == "memory-bound")]
+    facts["memory_bound_matmuls"] = list(dict.fromkeys(mm.op))
+    return facts
+
+
+# --- the small block: regimes -----------------------------------------------------------------
+
+def _fixed_cost(f: dict) -> Prose:
+    """The fixed cost the regimes use, and chapter 3's call timed beside it: what each is."""
+    o, c3 = f["overhead"], f["chapter3"]
+    threads = ", at PyTorch's default thread count" if f["cpu"] else ""
+    text = (f"The fixed cost of one PyTorch call on {f['device']}, measured as `torch.add(a, b)` on "
+            f"one-element tensors called back to back (a new output each call, as a model's operators "
+            f"allocate theirs{threads}), was {w.seconds(o)}.")
+    facts = {"overhead_seconds": o}
+    if c3 and math.isfinite(c3):
+        outcome, rel = w.longer_or_shorter(c3, o, "the profiler's")
+        differ = ("two ways, the preallocated output and the thread count" if f["cpu"] else
+                  "one way, the preallocated output")
+        text += (f" Chapter 3's fixed cost times a slightly different call, `torch.add(a, b, out=out)`"
+                 f"{' with one thread' if f['cpu'] else ''}, whose output is preallocated so that its size sweep "
+                 f"does not time the allocator. Timed on this page right after, it took {w.seconds(c3)}, {rel}")
+        if outcome == "same":
+            text += ", so here the two pages' numbers differ only by the noise between runs."
+        else:
+            text += (f". The two calls differ in {differ}, and [Chapter 3](03_overhead.ipynb) times them side "
+                     "by side to tell the effects apart.")
+        text += (" Both numbers are the same kind of thing, the flat part of time against size, each for "
+                 "its own call.")
+        facts.update(chapter3_seconds=c3, chapter3_vs_profiler=outcome)
+    return Prose(text, facts)
+
+
+def _split(f: dict, subject: str) -> str:
+    present = [r for r in REGIMES if f[r]["rows"]]
+    parts = [f"{r} rows {w.percent(f[r]['share'])}" for r in present]
+    parts[0] = parts[0].replace(" rows ", " rows took ", 1)
+    return f"{subject} {w.listing(parts)} of the summed replayed time"
+
+
+def _where(f: dict) -> str:
+    """'Compute-bound: `addmm`, `convolution` (14 of its 20 rows). Memory-bound: ...'"""
+    out = []
+    for r in REGIMES:
+        if f[r]["ops"]:
+            names = [f"`{op}`" + (f" ({f[r]['split'][op][0]} of its {f[r]['split'][op][1]} rows)"
+                                  if op in f[r]["split"] else "") for op in f[r]["ops"]]
+            out.append(f"{r[0].upper() + r[1:]}: {', '.join(names)}.")
+    return " ".join(out)
+
+
+def regimes(table, references=()) -> Prose:
+    """The fixed cost per call (and chapter 3's call beside it), how the rows split between
+    the regimes by time, which operators landed where, the replay floor, rows above their
+    roof, and the same split on each reference GPU."""
+    f = regime_facts(table)
+    fixed = _fixed_cost(f)
+    over = f["overhead-bound"]
+    text = (f"{_split(f, 'By the rule above, on this run')}, over {f['rows']} rows. {_where(f)}")
+    facts = {"shares": {r: f[r]["share"] for r in REGIMES}, "rows": {r: f[r]["rows"] for r in REGIMES}}
+    if not over["rows"] and "smallest" in f:
+        op, t_min = f["smallest"]
+        text += (f" No row was overhead-bound: even the smallest, `{op}`, needs {w.seconds(t_min)} at the "
+                 f"roof, {w.times(t_min / f['overhead'])} the fixed cost of a call. These tensors are large "
+                 "enough that on this device the work, not the call, sets the least time.")
+        facts["outcome"] = "none overhead-bound"
+    elif over["rows"] == f["rows"]:
+        text += (" Every row was overhead-bound: on this device not one operator of the block needs as "
+                 "long at its roof as it takes to issue the call.")
+        facts["outcome"] = "all overhead-bound"
+    else:
+        text += (f" The {over['rows']} overhead-bound row{'s' if over['rows'] > 1 else ''} would take less "
+                 "time at the roof than issuing the call does.")
+        facts["outcome"] = "some overhead-bound"
+    if f["memory_bound_matmuls"]:
+        one = len(f["memory_bound_matmuls"]) == 1
+        text += (f" {_ops(f['memory_bound_matmuls'])} {'is a matmul' if one else 'are matmuls'} and yet "
+                 f"memory-bound here: at these sizes {'it does' if one else 'they do'} too few FLOPs per byte "
+                 "to pass the ridge.")
+    if "efficiency" in f:
+        e = f["efficiency"]
+        text += (f" Against their roofline times, the rows reached a median efficiency of {w.percent(e['median'])}; "
+                 f"the highest was `{e['best_op']}`, at {w.percent(e['best'])}.")
+        facts["efficiency"] = e
+    parts = [fixed, Prose(text, facts), floor(table)]
+    above = f["above_roof"]
+    if above:
+        llc = _summary(frame(table)).get("l2_bytes") or 0
+        text = (f"{_ops(above)} measured faster than {'its' if len(above) == 1 else 'their'} roofline time, "
+                "above the roof. ")
+        text += ("This device's roof is its own measured peak (one NumPy matmul and one large copy), not a "
+                 "hardware limit, and PyTorch's kernels beat it here: the roof understates the machine."
+                 if f["cpu"] else
+                 f"Their inputs fit in the {w.size(llc)} L2 cache, which the flush before each sample empties "
+                 "only partly, so some bytes came from the cache, faster than from DRAM.")
+        parts.append(Prose(text, {"above_roof": above}))
+    return with_references(paragraphs(*parts), references, "this profile", lambda run: _reference_regimes(run, f),
+                           shown="table and the figure")
+
+
+def _reference_regimes(run, f: dict) -> Prose:
+    """A reference run's fixed cost and regime split against this run's (``f``)."""
+    r = regime_facts(run)
+    t = (f"{w.reference_intro(run)}, the fixed cost of a call was {w.seconds(r['overhead'])}, "
+         f"{w.relative(r['overhead'], f['overhead'])}. {_split(r, 'There,')}, "
+         f"{r['overhead-bound']['rows']} of its {r['rows']} rows overhead-bound.")
+    if r["overhead-bound"]["share"] > f["overhead-bound"]["share"] + 0.05:
+        t += (f" More of the block is overhead-bound there than here: at its roof the GPU needs a median "
+              f"{w.seconds(r['median_roofline'])} per row, less than the host needs to issue one call.")
+    elif r["overhead-bound"]["share"] < f["overhead-bound"]["share"] - 0.05:
+        t += " Less of the block is overhead-bound there than here."
+    return Prose(t, {f"reference {w.device_of(run)}": {x: r[x]["share"] for x in REGIMES}})
+
+
+def floor(table) -> Prose:
+    """What replaying a one-element add costs, against the fixed cost of a call: why small
+    rows measure far above their roofline time (or not)."""
+    f = regime_facts(table)
+    fl, o = f["floor"], f["overhead"]
+    if not fl or not math.isfinite(fl) or not o:
+        return Prose("", {})
+    ratio = fl / o
+    text = (f"Each row is timed by replaying it alone, after a cache flush. A one-element add replayed "
+            f"the same way took {w.seconds(fl)}, ")
+    if ratio > FLOOR_FACTOR:
+        text += (f"{w.times(ratio)} the fixed cost of a call: the flush also evicts the framework's own code "
+                 "and data, which must come back from DRAM before the call can even start. No row can measure "
+                 "less than that floor, so the replayed time of a small row, whatever its regime, is mostly "
+                 "floor, and its efficiency is low for that reason. A model running operator after operator "
+                 "keeps the framework in cache and does not pay it.")
+        outcome = "far above"
+    elif ratio < 1 / (1 + w.SAME):
+        text += (f"{w.times(1 / ratio)} less than the fixed cost of a call: the rows are timed on the GPU's own "
+                 "clock, which does not see the host's cost of issuing the call. That is why a row can measure "
+                 "less than the fixed cost and still be overhead-bound in a real run.")
+        outcome = "below"
+    else:
+        text += ("close to the fixed cost of a call: the flush empties the device's cache, not the host's, so "
+                 "a replayed call costs about what a call costs.")
+        outcome = "close"
+    return Prose(text, {"floor_seconds": fl, "floor_outcome": outcome})
+
+
+def rows_vs_model(table) -> Prose:
+    """The summed rows against one run of the whole model, and why they differ."""
+    t = frame(table)
+    total, model = float(t.seconds.sum()), t.attrs.get("model_seconds")
+    fl = t.attrs.get("replay_floor_seconds")
+    ratio = total / model
+    text = f"The rows add up to {w.seconds(total)}, while one run of the whole model took {w.seconds(model)}"
+    if ratio > 1 + w.SAME:
+        text += (f": the rows take {w.times(ratio)} as long. Replayed alone after a flush, each operator reads "
+                 "its inputs from DRAM, where in the real run it often finds them still in cache because the "
+                 "operator before it just wrote them.")
+        if fl and math.isfinite(fl):
+            text += (f" Each replay also pays the floor of {w.seconds(fl)}: {len(t)} rows of it make "
+                     f"{w.percent(min(1.0, len(t) * fl / total))} of the sum.")
+        outcome = "rows longer"
+    elif ratio < 1 / (1 + w.SAME):
+        text += (f", {w.times(1 / ratio)} as long as the rows together: the whole run also pays for Python, "
+                 "module calls and autograd bookkeeping between the operators, which no row contains.")
+        outcome = "model longer"
+    else:
+        text += (": about the same. The time between operators that no row contains (Python, module calls) "
+                 "and the cache each replay starts without roughly cancel out here.")
+        outcome = "same"
+    return Prose(text, {"outcome": outcome, "rows_seconds": total, "model_seconds": model, "ratio": ratio})

@@ -1,0 +1,187 @@
+"""Chapter 7, diagnosing a model: the remedies. What ``torch.compile`` did against eager mode
+(and the time fusion could win back), what a larger batch did to the overhead-bound rows and
+the time per token, and what a low-precision dtype did to the bytes and the matmuls.
+"""
+from __future__ import annotations
+
+import math
+
+from . import Prose, with_references
+from . import words as w
+from .diagnosis_regimes import frame
+
+NOISY = 0.25           # samples whose IQR exceeds 25% of the median are "noisy"
+
+
+def _times(result) -> dict:
+    return {r["variant"]: r for r in result.records}
+
+
+def fusable(eval_table) -> dict:
+    """Rows that are neither matmuls nor compute-bound: their summed time and share."""
+    t = frame(eval_table)
+    bound = t[(t.category != "matmul") & (t.regime != "compute-bound")]
+    total = t.seconds.sum()
+    return {"seconds": float(bound.seconds.sum()), "share": float(bound.seconds.sum() / total) if total > 0 else 0.0}
+
+
+# --- torch.compile ----------------------------------------------------------------------------
+
+def compile_outcome(result, eval_table, references=()) -> Prose:
+    """What torch.compile did to the block against eager (or why it could not run), with the
+    budget fusion could win back; the same on each reference GPU."""
+    budget = fusable(eval_table)
+    text = (f"In inference mode, the rows that are neither matmuls nor compute-bound add up to "
+            f"{w.seconds(budget['seconds'])} of replayed time, {w.percent(budget['share'])} of all rows: the "
+            "time fusion can win back. ")
+    runs = _times(result)
+    eager = runs["eager"]
+    facts = {"fusable_share": budget["share"]}
+    if "torch.compile" not in runs:
+        error = result.meta.get("error") or "no reason recorded"
+        text += (f"`torch.compile` failed on this machine ({error}), so there is no fused time to show; "
+                 f"one eager run took {w.seconds(eager['seconds'])}.")
+        facts["outcome"] = "failed"
+    else:
+        comp = runs["torch.compile"]
+        ratio = eager["seconds"] / comp["seconds"]
+        noisy = max(eager.get("iqr_seconds", 0) / eager["seconds"], comp.get("iqr_seconds", 0) / comp["seconds"]) > NOISY
+        text += f"One eager run took {w.seconds(eager['seconds'])} and a compiled one {w.seconds(comp['seconds'])}"
+        if ratio > 1 + w.SAME:
+            text += f": the compiled block ran {w.times(ratio)} as fast."
+            outcome = "faster"
+            if w.is_cpu(result):
+                text += (" On a CPU the compiler also swaps in its own kernels for the matmuls and removes Python "
+                         "and dispatch work between operators, so not all of the gain is fusion.")
+        elif ratio < 1 / (1 + w.SAME):
+            text += (f": the compiled block was {w.times(1 / ratio)} slower. Compiling does not promise a speed-up: "
+                     "the generated kernels replace the eager library's tuned ones, matmuls included, and where "
+                     "little of the time is fusable there is little to win back.")
+            outcome = "slower"
+        else:
+            text += ": about the same. Fusion removed some trips through memory, and the compiled matmuls did no better."
+            outcome = "same"
+        if noisy:
+            text += (" The samples of one of the two spread by more than a quarter of their median: the machine "
+                     "was busy, and the two times can move by more than their difference.")
+        facts.update(outcome=outcome, speedup=ratio, noisy=noisy)
+    return with_references(Prose(text, facts), references, "this comparison", _reference_compile, shown="table")
+
+
+def _reference_compile(run) -> Prose:
+    r = _times(run)
+    if "torch.compile" in r:
+        ratio = r["eager"]["seconds"] / r["torch.compile"]["seconds"]
+        t = (f"{w.reference_intro(run)}, eager took {w.seconds(r['eager']['seconds'])} and compiled "
+             f"{w.seconds(r['torch.compile']['seconds'])}, "
+             + (f"{w.times(ratio)} as fast." if ratio > 1 + w.SAME else
+                f"{w.times(1 / ratio)} slower." if ratio < 1 / (1 + w.SAME) else "about the same."))
+    else:
+        t = f"{w.reference_intro(run)}, `torch.compile` did not run."
+    return Prose(t, {f"reference {w.device_of(run)}": r.get("torch.compile", {}).get("seconds")})
+
+
+# --- a larger batch ---------------------------------------------------------------------------
+
+def batch_remedy(result, references=()) -> Prose:
+    """The overhead-bound rows and the time per token at the smallest and largest batch."""
+    recs = sorted(result.records, key=lambda r: r["batch"])
+    small, big = recs[0], recs[-1]
+    seq = result.meta.get("seq") or small["tokens"] // small["batch"]
+    gain = small["seconds_per_token"] / big["seconds_per_token"]
+    tokens = big["tokens"] / small["tokens"]
+    text = (f"With {small['batch']} sequence{'s' if small['batch'] > 1 else ''} of {seq} tokens, "
+            f"{small['overhead_ops']} of the {small['ops']} rows were overhead-bound "
+            f"({w.percent(small['overhead_time_share'])} of the replayed time); with {big['batch']} sequences, "
+            f"{big['overhead_ops']} of {big['ops']} ({w.percent(big['overhead_time_share'])}). The whole model took "
+            f"{w.seconds(small['model_seconds'])} and {w.seconds(big['model_seconds'])}, for {w.times(tokens)} the tokens")
+    if gain > tokens * (1 + w.SAME):
+        text += (f", so the time per token fell {w.times(gain)}, more than the tokens grew: the larger batch took "
+                 "less time than the small one, which no cost model allows. The machine was busier during one "
+                 "of the two runs, and on a shared machine that can move a time by more than the work does.")
+        outcome = "fell, noisy"
+    elif gain > 1 + w.SAME:
+        text += f", so the time per token fell {w.times(gain)}."
+        if gain > tokens / 2:
+            text += (" That is close to the growth in tokens: the whole model took barely longer for many more "
+                     "tokens, so at the small batch its time was almost all cost that does not grow with the "
+                     "batch.")
+        outcome = "fell"
+    else:
+        text += (f", so the time per token did not fall on this run ({w.number(gain)} times). On a machine whose "
+                 "cores are shared with other work, the two whole-model times can move by more than their "
+                 "difference.")
+        outcome = "did not fall"
+    i1, i2 = small.get("matmul_intensity"), big.get("matmul_intensity")
+    if i1 and i2 and math.isfinite(i1) and math.isfinite(i2):
+        text += (f" Two costs do not grow with the batch: the fixed cost of each call, and reading the weights, "
+                 f"which every matmul does once per call whatever the batch. So the matmuls' intensity rose from "
+                 f"{w.number(i1)} to {w.number(i2)} FLOP/byte, and both fixed costs are now shared by more tokens.")
+    facts = {"outcome": outcome, "gain": gain, "tokens_ratio": tokens,
+             "overhead_ops": (small["overhead_ops"], big["overhead_ops"])}
+    return with_references(Prose(text, facts), references, "this comparison", _reference_batches, shown="table")
+
+
+def _reference_batches(run) -> Prose:
+    rr = sorted(run.records, key=lambda r: r["batch"])
+    g = rr[0]["seconds_per_token"] / rr[-1]["seconds_per_token"]
+    t = (f"{w.reference_intro(run)}, {rr[0]['overhead_ops']} of {rr[0]['ops']} rows were overhead-bound at a "
+         f"batch of {rr[0]['batch']} and {rr[-1]['overhead_ops']} of {rr[-1]['ops']} at {rr[-1]['batch']}, "
+         f"and the time per token " + (f"fell {w.times(g)}." if g > 1 + w.SAME else "did not fall."))
+    return Prose(t, {f"reference {w.device_of(run)}": g})
+
+
+# --- low precision ----------------------------------------------------------------------------
+
+def precision(result, references=()) -> Prose:
+    """What the low-precision dtype did to the bytes, the matmuls and the whole block."""
+    f32, low = result.records[0], result.records[-1]
+    name = low["dtype"]
+    bytes_ratio = f32["nbytes"] / low["nbytes"]
+    mm = f32["matmul_seconds"] / low["matmul_seconds"]
+    roof = f32["matmul_roofline_seconds"] / low["matmul_roofline_seconds"]
+    whole = f32["model_seconds"] / low["model_seconds"]
+    fewer = "half the bytes" if abs(bytes_ratio - 2) < 0.05 else f"{w.times(bytes_ratio)} fewer bytes"
+    text = (f"In `{name}` the block moves {fewer} it moves in float32, which helps every memory-bound "
+            f"operator. Its matmuls took {w.seconds(low['matmul_seconds'])} against {w.seconds(f32['matmul_seconds'])} "
+            "in float32")
+    if mm > 1 + w.SAME:
+        text += f": {w.times(mm)} as fast."
+        outcome = "faster"
+    elif mm < 1 / (1 + w.SAME):
+        text += f": {w.times(1 / mm)} slower."
+        outcome = "slower"
+    else:
+        text += ": about as fast."
+        outcome = "same"
+    if roof > 1 + w.SAME:
+        text += (f" The roofline, with this device's {name} roof, expected them up to {w.times(roof)} as fast: "
+                 "tensor cores do many more FLOP/s in low precision.")
+    else:
+        text += (f" The roofline expected no faster matmuls: `brrr` knows no separate {name} peak for this "
+                 "device, so only the halved bytes count.")
+    if w.is_cpu(result):
+        native = result.meta.get("native_bf16")
+        if native is False:
+            text += (" This CPU has no bfloat16 dot-product instructions (oneDNN reports none), so the matmul "
+                     "kernels convert every element to float32 before multiplying"
+                     + (", and the conversion costs time." if outcome == "slower" else
+                        ": what they gained came from moving fewer bytes, not from faster arithmetic."
+                        if outcome == "faster" else ", so their arithmetic is no faster than in float32."))
+        elif native:
+            text += (" This CPU has bfloat16 dot-product instructions, so its matmul kernels can multiply "
+                     "bfloat16 directly.")
+    text += f" The whole block ran {w.times(whole) + ' as fast' if whole > 1 + w.SAME else (w.times(1 / whole) + ' slower' if whole < 1 / (1 + w.SAME) else 'about as fast')}."
+    facts = {"outcome": outcome, "matmul_speedup": mm, "bytes_ratio": bytes_ratio, "model_speedup": whole,
+             "roofline_speedup": roof}
+    return with_references(Prose(text, facts), references, "this comparison", _reference_precision, shown="table")
+
+
+def _reference_precision(run) -> Prose:
+    a, z = run.records[0], run.records[-1]
+    r = a["matmul_seconds"] / z["matmul_seconds"]
+    t = (f"{w.reference_intro(run)}, the {z['dtype']} matmuls ran "
+         + (f"{w.times(r)} as fast as float32" if r > 1 + w.SAME else
+            f"{w.times(1 / r)} slower than float32" if r < 1 / (1 + w.SAME) else "about as fast as float32")
+         + ".")
+    return Prose(t, {f"reference {w.device_of(run)}": r})

@@ -1,0 +1,157 @@
+"""Chapter 4, fusion: where each fuser's speed-up curve bends against the dotted line (the chain
+length at which the fused kernel reaches the ridge), and ``torch.compile`` beside the
+hand-written kernels.
+"""
+from __future__ import annotations
+
+import math
+
+from . import Prose, paragraphs, with_references
+from . import words as w
+from .fusion_model import BUSY, FLOOR, _ops
+from .words import ABOVE_ROOF
+from .fusion_speedups import _skipped, _speedup_sentence, curve, focus, fusers_of
+
+BEND_SLOPE = 0.5    # the curve "bends" where log(speed-up) grows less than half as fast as log(k)
+
+
+def bend(c: dict) -> dict:
+    """Where a fuser's speed-up curve bends relative to the chain length where the fused kernel
+    reaches the ridge: at the first point from which the speed-up grows less than
+    ``k ** BEND_SLOPE`` does (a log-slope below ``BEND_SLOPE``), both to the next point and to
+    the longest chain; the bend lies between that point and the next."""
+    pts, cross = c["points"], c["crossover"]
+    at = None
+    for i, (a, b) in enumerate(zip(pts, pts[1:])):
+        # to the next point and on to the end of the sweep: one noisy point is not a bend
+        step = math.log(b["speedup"] / a["speedup"]) / math.log(b["k"] / a["k"])
+        rest = math.log(pts[-1]["speedup"] / a["speedup"]) / math.log(pts[-1]["k"] / a["k"])
+        if step < BEND_SLOPE and rest < BEND_SLOPE:
+            at = (a, b)
+            break
+    kmax = pts[-1]["k"] if pts else None
+    if not pts or len(pts) < 2:
+        outcome = "too few points"
+    elif at is None:
+        outcome = "no bend, sweep short" if kmax <= cross else "no bend past the line"
+    elif at[1]["k"] <= cross:
+        outcome = "before"
+    elif at[0]["k"] >= cross:
+        outcome = "after"
+    else:
+        outcome = "at"
+    return {"outcome": outcome, "between": (at[0]["k"], at[1]["k"]) if at else None, "crossover": cross,
+            "kmax": kmax, "fused_growth": (at[1]["fused_seconds"] / at[0]["fused_seconds"]) if at else None}
+
+
+def _bend_sentence(c: dict, name: str, subject_cap: str = "The") -> tuple:
+    b = bend(c)
+    o, cross = b["outcome"], b["crossover"]
+    line = f"the dotted line (k = {w.number(cross)})"
+    if o == "too few points":
+        return "", b
+    if o == "no bend, sweep short":
+        return (f"{subject_cap} `{name}` curve did not bend within the sweep, which stops at "
+                f"k = {w.integer(b['kmax'])}, before {line}: as the model predicts, fusing kept paying in "
+                "proportion to the chain's length.", b)
+    last = c["points"][-1]
+    if o == "no bend past the line":
+        text = (f"{subject_cap} `{name}` curve did not bend even past {line}, up to k = {w.integer(b['kmax'])}.")
+        roof = c["roof"]
+        if roof and last["fused_flops"] > ABOVE_ROOF * roof.peak_flops:
+            text += (f" Its longest fused chain did {w.rate(last['fused_flops'])}, more than the roof's peak of "
+                     f"{w.rate(roof.peak_flops)}: this chain's arithmetic runs faster than the peak in the model, "
+                     "so the real crossover lies further right.")
+        else:
+            text += (f" The longest chain is only {w.times(b['kmax'] / cross)} the crossover, where the model's "
+                     f"own curve has barely begun to flatten (it predicts {w.number(last['predicted'])} there, "
+                     f"against {w.integer(b['kmax'])} for a memory-bound chain).")
+        return text, b
+    a, z = b["between"]
+    text = f"{subject_cap} `{name}` curve bends between k = {w.integer(a)} and {w.integer(z)}, "
+    pa, pb = next(p for p in c["points"] if p["k"] == a), next(p for p in c["points"] if p["k"] == z)
+    busy = pb["fused_flops"] / c["roof"].peak_flops if c["roof"] else None
+    idle = (f" At k = {w.integer(z)}, though, the fused kernel ran at only {w.percent(busy)} of the roof's peak "
+            "FLOP/s, far from compute-bound: on this run its time went to something the model leaves out (threads "
+            "waiting for one another, other programs sharing the cores), so the bend says little about the "
+            "roofline here.") if busy is not None and busy < BUSY else ""
+    if o == "before":
+        text += f"before {line}."
+        if b["fused_growth"] and b["fused_growth"] > FLOOR and not idle:
+            text += (f" Its fused time grew {w.times(b['fused_growth'])} over that step, and at k = {w.integer(z)} "
+                     f"it ran at {w.percent(busy)} of the roof's peak FLOP/s: the fused kernel became compute-bound "
+                     "sooner than the model says. The model's peak counts a fused multiply-add as two FLOPs; a chain of "
+                     f"{_ops(c['op'])} issues one FLOP per instruction, so its own compute roof is at most half the "
+                     "peak and its crossover at most half as far out. The model is only as good as its peak, and "
+                     "the peak has to match the arithmetic being done.")
+        elif b["fused_growth"] and b["fused_growth"] > FLOOR:
+            text += f" Its fused time grew {w.times(b['fused_growth'])} over that step." + idle
+        else:
+            text += (" Its fused time barely grew over that step, so the fused kernel is not what bent it: "
+                     "the unfused passes took less than k times one pass (on a shared machine, or with arrays "
+                     "that partly fit in a cache, the passes get cheaper than the bytes model says).")
+    elif o == "at":
+        text += f"around {line}, where the model puts it" + (
+            "." + idle if idle else ": past it the fused kernel is compute-bound.")
+    else:
+        text += f"only after {line}: past the model's crossover the fused kernel's time still did not grow with k."
+        if c["roof"] and pa["fused_flops"] > ABOVE_ROOF * c["roof"].peak_flops:
+            text += (f" At k = {w.integer(a)} it did {w.rate(pa['fused_flops'])}, more than the roof's peak: this "
+                     "chain's arithmetic runs faster than the peak assumes, so its real crossover lies further right.")
+        elif c["roof"]:
+            text += (f" At k = {w.integer(a)} it ran at {w.percent(pa['fused_flops'] / c['roof'].peak_flops)} of the "
+                     "roof's peak FLOP/s, below the compute roof, so its time was still spent on the bytes, "
+                     "which it moved more slowly than the roof's bandwidth.")
+    return text, b
+
+
+def fusers(kernels, compiled, kernels_reference=(), compiled_reference=()) -> Prose:
+    """The speed-up figure: torch.compile against the model and the hand-written kernels, and
+    where each curve bends relative to the dotted crossover line; the same for the references."""
+    parts = []
+    own = fusers_of(kernels)
+    tc = curve(compiled, "torch_compile") if "torch_compile" in fusers_of(compiled) else None
+    if tc is None or not tc["points"]:
+        why = _skipped(compiled, "torch_compile") or next(
+            (n for n in (compiled.meta or {}).get("notes", []) if "torch_compile" in n), "")
+        parts.append(Prose("`torch.compile` has no points in the figure: it could not compile here"
+                           + (f" ({why})" if why else "") + ".", {"torch_outcome": "no data"}))
+    else:
+        text, facts = _speedup_sentence(tc, compiled, "`torch.compile` (against eager PyTorch)")
+        p = focus(tc["points"])
+        if own:
+            mine = focus(curve(kernels, own[0])["points"])
+            if mine and mine["k"] == p["k"]:
+                ratio = p["speedup"] / mine["speedup"]
+                cmp = ("about the same as" if abs(ratio - 1) <= w.SAME else "higher than" if ratio > 1 else
+                       "lower than")
+                text += (f" At k = {w.integer(p['k'])} its speed-up was {cmp} the `{mine['library']}` kernels' "
+                         f"({w.number(p['speedup'])} against {w.number(mine['speedup'])}); its baseline is "
+                         "different, though: eager PyTorch, one dispatched operation per link.")
+                facts["torch_over_kernels"] = ratio
+        parts.append(Prose(text, {f"torch_{k}": v for k, v in facts.items()}))
+    bends = []
+    for run, b in [(kernels, b) for b in own] + ([(compiled, "torch_compile")] if tc and tc["points"] else []):
+        c = curve(run, b)
+        text, facts = _bend_sentence(c, c["points"][0]["library"] if c["points"] else b)
+        if text:
+            bends.append(Prose(text, {f"bend {b}": facts["outcome"], f"bend {b} between": facts["between"]}))
+    if bends:
+        parts.append(Prose(" ".join(p.text for p in bends), {k: v for p in bends for k, v in p.facts.items()}))
+    return with_references(paragraphs(*parts), list(kernels_reference) + list(compiled_reference), "these sweeps",
+                           _reference_bends)
+
+
+def _reference_bends(run) -> Prose:
+    """A reference run's speed-up and where its curve bends, a paragraph per fuser."""
+    parts = []
+    for b in fusers_of(run):
+        c = curve(run, b)
+        if not c["points"]:
+            continue
+        text, facts = _bend_sentence(c, c["points"][0]["library"], "its")
+        p = focus(c["points"])
+        t = (f"{w.reference_intro(run)}, `{p['library']}` sped the chain of {w.integer(p['k'])} up "
+             f"{w.number(p['speedup'])} times (predicted: {w.number(p['predicted'])}); {text}")
+        parts.append(Prose(t, {f"reference {w.device_of(run)} {b}": facts["outcome"]}))
+    return paragraphs(*parts)

@@ -1,0 +1,158 @@
+"""Chapter 4, fusion: what ``torch.compile`` generated. The kernels it made of a chain, and of a
+layer's matmul with its bias and ReLU (an epilogue), how much faster that ran than eager mode,
+against the roofline's bound.
+"""
+from __future__ import annotations
+
+from . import Prose, with_references
+from . import words as w
+from .fusion_model import _count, _ops, _relation, _roof_kind, _roof_of
+from .words import ABOVE_ROOF
+
+NOISY = 0.2         # an interquartile range above 20% of the median is a noisy timing
+
+
+# --- what torch.compile generated -------------------------------------------------------------
+
+def generated(info: dict, k: int = 4, op: str = "mul") -> Prose:
+    """What ``torch.compile`` made of a chain of ``k`` ops (``info`` from
+    :func:`brrr.experiments.fusion.inspect_compiled`)."""
+    if info.get("error"):
+        return Prose(f"`torch.compile` does not work on this machine ({info['error']}), so its sweep below "
+                     "records nothing and the figures show the other fusers only. Inductor needs a working "
+                     "C++ compiler on a CPU (Triton on a GPU).", {"outcome": "failed"})
+    kernels = list(info.get("kernels") or [])
+    own = [n for n in kernels if not n.startswith("extern_kernels.")]
+    names = ", ".join(f"`{n}`" for n in kernels) or "no kernel at all"
+    if len(kernels) == 1 and own:
+        text = (f"Inductor turned the chain of {k} {_ops(op, k)} into one kernel, {names}: the chain is read once "
+                "and written once, as in the bytes model's fused case.")
+        outcome = "one kernel"
+    else:
+        text = (f"Inductor launched {len(kernels)} kernels for the chain of {k} {_ops(op, k)} ({names}), not "
+                "one: on this machine it did not fuse the whole chain, so its fused time below is not "
+                "the bytes model's fused case.")
+        outcome = "several kernels"
+    return Prose(text, {"outcome": outcome, "kernels": kernels})
+
+
+# --- epilogue fusion --------------------------------------------------------------------------
+
+def epilogue(epi, references=()) -> Prose:
+    """What ``torch.compile`` launched for ``relu(x @ w + b)``, how much faster it ran than eager
+    mode against the roofline's bound, and the reference GPUs."""
+    from ..experiments.fusion import epilogue_traffic
+    meta = epi.meta or {}
+    times = {r["variant"]: r for r in epi.records}
+    eager, comp = times.get("eager"), times.get("torch.compile")
+    shape, dtype = meta.get("shape"), meta.get("dtype", "float32")
+    roof = _roof_of(epi)
+    facts = {}
+    if comp is None:
+        why = next((n.split(": ", 1)[1] for n in meta.get("notes", []) if n.startswith("torch.compile")),
+                   "it failed")
+        text = (f"`torch.compile` could not compile the layer on this machine ({why}), so only eager mode was "
+                "timed. The roofline bars still bound what fusing could save for this shape.")
+        facts["outcome"] = "not compiled"
+    else:
+        kernels = list(meta.get("compiled_kernels") or [])
+        lib = [k for k in kernels if k.startswith("extern_kernels.")]
+        own = [k for k in kernels if k not in lib]
+        names = ", ".join(f"`{k}`" for k in kernels) or "no kernel it could name"
+        text = f"Here `torch.compile` launched {names}."
+        if not lib and len(own) == 1:
+            text += " That is one kernel for the matmul, the bias and the ReLU: a true epilogue."
+            kind = "one kernel"
+        elif any(k.endswith("addmm") for k in lib):
+            text += (f" Inductor folded the bias into the matrix library's call (`addmm` computes `b + x @ w` in "
+                     f"one pass) and ran the ReLU as {_count(len(own), 'generated loop')}: "
+                     + ("one pass over the output instead of two, but not a true epilogue." if len(own) == 1 else
+                        "passes over the output after the matmul, not a true epilogue."))
+            kind = "addmm + loop"
+        elif lib:
+            text += (f" The matmul is a library call and the pointwise tail ran as "
+                     f"{_count(len(own), 'generated kernel')} after it.")
+            kind = "library + kernels"
+        else:
+            text += f" That is {_count(len(own), 'generated kernel')}."
+            kind = "generated kernels"
+        facts.update(kernels=kernels, kind=kind)
+        speedup = eager["seconds"] / comp["seconds"]
+        facts["speedup"] = speedup
+        if abs(speedup - 1) <= w.SAME:
+            text += f" It ran about as fast as eager mode ({w.number(speedup)} times)."
+            outcome = "same"
+        elif speedup > 1:
+            text += f" It ran {w.number(speedup)} times as fast as eager mode."
+            outcome = "faster"
+        else:
+            spread = max(r.get("iqr_seconds", 0) / r["seconds"] for r in (eager, comp))
+            facts["spread"] = spread
+            text += f" It ran {w.times(1 / speedup)} slower than eager mode" + (
+                f": the timings were noisy (an interquartile range of up to {w.percent(spread)} of the median), so "
+                "the order of the two may not hold on a quiet machine." if spread > NOISY else
+                ": for this shape the compiled code is slower than the library path eager mode takes.")
+            outcome = "slower"
+        facts["outcome"] = outcome
+        if meta.get("compiled_matches_eager") is False:
+            text += " Its output differed from eager mode's beyond float32 rounding, which is a bug to report."
+    if roof and shape:
+        m, n, k = (int(v) for v in shape)
+        eager_cost = epilogue_traffic(m, n, k, False, dtype)
+        pe = float(roof.time(eager_cost[1], eager_cost[0]))
+        pf = float(roof.time(*epilogue_traffic(m, n, k, True, dtype)[::-1]))
+        predicted = pe / pf
+        facts["predicted_speedup"] = predicted
+        shape_words = f"{w.integer(m)} × {w.integer(k)} times {w.integer(k)} × {w.integer(n)}"
+        if roof.regime(eager_cost[1], eager_cost[0]) == "memory-bound":
+            text += (f" The roofline bars say what fusing can save if every kernel ran at the roof: for this shape "
+                     f"({shape_words}) the three eager kernels are memory-bound, the short "
+                     "inner dimension makes the matmul's own traffic small, and the epilogue's extra passes over the "
+                     f"output are most of the bytes, so a fully fused layer would be {w.number(predicted)} times as "
+                     "fast.")
+        else:
+            text += (f" The roofline bars say what fusing can save if every kernel ran at the roof: for this shape "
+                     f"({shape_words}) the matmul's arithmetic outweighs the epilogue's "
+                     f"traffic even unfused, so a fully fused layer would be only {w.number(predicted)} times as fast.")
+        eff_e = pe / eager["seconds"]
+        facts["eager_efficiency"] = eff_e
+        if comp is not None:
+            eff_c = pf / comp["seconds"]
+            rel = _relation(facts["speedup"], predicted)
+            facts.update(compiled_efficiency=eff_c, relation=rel)
+            text += (f" The measured speed-up is {rel} that bound: eager mode reached {w.percent(eff_e)} of its "
+                     f"roofline speed and the compiled layer {w.percent(eff_c)} of the fully fused one's")
+            if rel == "short of" and kind != "one kernel":
+                text += (", and the compiled layer is not fully fused: it still makes "
+                         f"{'a pass' if len(own) == 1 else f'{len(own)} passes'} over the output after the matmul.")
+            elif rel == "above":
+                text += ": eager mode fell further below its roof than the compiled layer did, so fusing saved "
+                text += "more than the traffic alone accounts for (fewer kernel calls, fewer allocations)."
+            else:
+                text += "."
+            if max(eff_e, eff_c) < 0.1:
+                text += (" Both ran far below their roofline times: the roof assumes each kernel reaches the best "
+                         "bandwidth and the best matmul rate measured on this device, and a matmul with an inner "
+                         f"dimension of {w.integer(k)} followed by pointwise passes reaches neither."
+                         + (" The ratio of the two times still came close to the bars' ratio." if rel == "close to"
+                            else ""))
+        if eff_e > ABOVE_ROOF:
+            text += (f" Eager mode ran faster than its roofline bar ({w.times(eff_e)} the roof's speed): the "
+                     f"{w.size(m * n * 4)} output partly stays in the cache between the three kernels, so the "
+                     "extra passes did not all go to DRAM.")
+        if comp is not None and pf / comp["seconds"] > ABOVE_ROOF:
+            text += (f" The compiled layer ran faster than the fully fused bar ({w.times(pf / comp['seconds'])} the "
+                     f"roof's speed): its inputs and part of its {w.size(m * n * 4)} output were served from the "
+                     f"cache, or the {_roof_kind(epi)} roof understates this device.")
+    return with_references(Prose(text, facts), references, "this layer", _reference_epilogue)
+
+
+def _reference_epilogue(run):
+    """A reference run's compiled speed-up and kernels (None where it has no compiled time)."""
+    t = {r["variant"]: r["seconds"] for r in run.records}
+    if "eager" not in t or "torch.compile" not in t:
+        return None
+    s = t["eager"] / t["torch.compile"]
+    kernels = ", ".join(f"`{k}`" for k in run.meta.get("compiled_kernels", [])) or "kernels it did not name"
+    return Prose(f"{w.reference_intro(run)}, `torch.compile` ran the layer {w.number(s)} times as fast as eager mode, "
+                 f"launching {kernels}.", {f"reference {w.device_of(run)}": s})

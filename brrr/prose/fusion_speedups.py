@@ -1,0 +1,145 @@
+"""Chapter 4, fusion: the measured speed-ups of each fuser against the model's, at the chain
+length the chapter quotes and at the longest chain, and which side of the comparison moved.
+"""
+from __future__ import annotations
+
+import math
+
+from . import Prose, paragraphs, with_references
+from . import words as w
+from .fusion_model import BUSY, _faster_than_roof, _ops, _relation, _roof_of
+from .words import ABOVE_ROOF
+
+FOCUS_K = 16        # the chain length the chapter quotes
+
+
+def curve(result, fuser: str) -> dict:
+    """One fuser's measured speed-ups: per k the measured and predicted speed-up, the fused and
+    unfused efficiencies (roofline time / measured time), the fused FLOP/s and bandwidth."""
+    rows = {}
+    for r in result.records:
+        if r.get("fuser") == fuser:
+            rows.setdefault(r["k"], {})[r["variant"]] = r
+    points = []
+    for k in sorted(rows):
+        f, u = rows[k].get("fused"), rows[k].get("unfused")
+        if not f or not u:
+            continue
+        points.append({"k": k, "speedup": u["seconds"] / f["seconds"],
+                       "predicted": u["predicted_seconds"] / f["predicted_seconds"],
+                       "eff_fused": f["predicted_seconds"] / f["seconds"],
+                       "eff_unfused": u["predicted_seconds"] / u["seconds"],
+                       "fused_flops": f["flops"] / f["seconds"], "fused_bw": f["nbytes"] / f["seconds"],
+                       "fused_seconds": f["seconds"], "unfused_seconds": u["seconds"],
+                       "regime": f.get("predicted_regime"), "library": f.get("library", fuser)})
+    return {"fuser": fuser, "points": points, "op": (result.records[0]["op"] if result.records else "mul"),
+            "crossover": (result.meta or {}).get("crossover_k"), "roof": _roof_of(result),
+            "n": (result.meta or {}).get("n"), "dtype": (result.meta or {}).get("dtype", "float32")}
+
+
+def fusers_of(result) -> list:
+    """The fusers a run holds records of, in the order they ran."""
+    return list(dict.fromkeys(r["fuser"] for r in result.records))
+
+
+def focus(points: list, k: int = FOCUS_K):
+    """The point at chain length ``k``, else the one nearest to it on a log scale."""
+    if not points:
+        return None
+    return min(points, key=lambda p: (abs(math.log(p["k"] / k)), -p["k"]))
+
+
+def _why(p: dict, c: dict, run) -> str:
+    """Why a measured speed-up sits where it does against the prediction: which side moved."""
+    rel = _relation(p["speedup"], p["predicted"])
+    roof = c["roof"]
+    ef, eu = p["eff_fused"], p["eff_unfused"]
+    if rel == "above":
+        if ef > ABOVE_ROOF:
+            return (f" The fused kernel ran faster than its roofline time ({w.times(ef)} the roof's speed): "
+                    + _faster_than_roof(run, c))
+        return (f" The unfused chain fell further below its roofline time than the fused kernel did: its "
+                f"{w.integer(p['k'])} passes reached {w.percent(eu)} of the roofline's speed, the fused kernel "
+                f"{w.percent(ef)}. Every pass is a kernel call with a fixed "
+                "cost (a launch, or waking the threads), paid k times, which the bytes model leaves out.")
+    if rel == "short of":
+        text = (f" The fused kernel fell further below its roofline time than the unfused chain did: it reached "
+                f"{w.percent(ef)} of its roofline speed, the unfused passes {w.percent(eu)}.")
+        if roof and p["fused_flops"] >= BUSY * roof.peak_flops:
+            text += (f" Its arithmetic is no longer free: it ran at {w.percent(p['fused_flops'] / roof.peak_flops)} "
+                     "of the roof's peak FLOP/s, and that peak counts a fused multiply-add as two FLOPs, where a "
+                     f"{_ops(c['op'], 1)} is one per instruction, so this chain can reach about half of it at most.")
+        elif eu > ABOVE_ROOF:
+            text += (" The unfused passes ran faster than the roof: " + _faster_than_roof(run, c))
+        elif roof:
+            text += (f" It ran at {w.percent(p['fused_flops'] / roof.peak_flops)} of the roof's peak FLOP/s and moved "
+                     f"its bytes at {w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth, far "
+                     "from both limits: the time went to what the model leaves out (the loop's own overhead, "
+                     "threads waiting for one another, other programs sharing the cores).")
+        return text
+    return ""
+
+
+def _speedup_sentence(c: dict, run, subject: str) -> tuple:
+    """'For a chain of 16 ..., the model predicts P; <subject> measured S, <relation> it.' + why."""
+    p = focus(c["points"])
+    if p is None:
+        return "", {}
+    rel = _relation(p["speedup"], p["predicted"])
+    text = (f"For a chain of {w.integer(p['k'])} {_ops(c['op'], p['k'])} the model predicts a speed-up of "
+            f"{w.number(p['predicted'])}; {subject} measured {w.number(p['speedup'])}, {rel} the prediction.")
+    text += _why(p, c, run)
+    facts = {"focus_k": p["k"], "speedup": p["speedup"], "predicted": p["predicted"], "relation": rel}
+    last = c["points"][-1]
+    if last["k"] != p["k"]:
+        rel_last = _relation(last["speedup"], last["predicted"])
+        text += (f" At the longest chain, {w.integer(last['k'])} {_ops(c['op'], last['k'])}, the prediction is "
+                 f"{w.number(last['predicted'])} and the measurement {w.number(last['speedup'])}, {rel_last} it.")
+        if rel_last != rel:
+            text += _why(last, c, run)
+        facts.update(last_k=last["k"], last_speedup=last["speedup"], last_predicted=last["predicted"],
+                     last_relation=rel_last)
+    return text, facts
+
+
+def _skipped(result, fuser: str) -> str:
+    notes = (getattr(result, "meta", {}) or {}).get("notes", [])
+    return next((n.split(": ", 1)[1] for n in notes if n.startswith(f"{fuser} skipped")), "")
+
+
+# --- the hand-written kernels -----------------------------------------------------------------
+
+def kernel_speedups(kernels, references=()) -> Prose:
+    """The hand-written fusers' speed-ups against the model, at k = 16 and the longest chain;
+    the same for each reference GPU."""
+    parts = []
+    fusers = fusers_of(kernels)
+    if not fusers:
+        why = _skipped(kernels, "brrr") or "no fuser could run here"
+        parts.append(Prose(f"The hand-written kernels did not run on this machine ({why}), so this run has no "
+                           "measured speed-up to set against the model.", {"outcome": "no data"}))
+    for b in fusers:
+        c = curve(kernels, b)
+        name = c["points"][0]["library"] if c["points"] else b
+        text, facts = _speedup_sentence(c, kernels, f"the `{name}` kernels")
+        parts.append(Prose(text, {**facts, "fuser": b, "outcome": facts.get("relation")}))
+    if "cupy_fuse" not in fusers:
+        why = _skipped(kernels, "cupy_fuse")
+        if why:
+            parts.append(Prose(f"`cupy.fuse` was skipped: {why}.", {"cupy_fuse": "skipped"}))
+    return with_references(paragraphs(*parts), references, "this sweep", _reference_speedups)
+
+
+def _reference_speedups(run) -> Prose:
+    """A reference run's speed-up against the prediction, a paragraph per fuser."""
+    parts = []
+    for b in fusers_of(run):
+        c = curve(run, b)
+        p = focus(c["points"])
+        if p is None:
+            continue
+        t = (f"{w.reference_intro(run)}, `{p['library']}` measured a speed-up of {w.number(p['speedup'])} at "
+             f"k = {w.integer(p['k'])} against a prediction of {w.number(p['predicted'])}, "
+             f"{_relation(p['speedup'], p['predicted'])} it.")
+        parts.append(Prose(t, {f"reference {w.device_of(run)} {b}": p["speedup"]}))
+    return paragraphs(*parts)

@@ -1,0 +1,281 @@
+"""Chapter 6, the arithmetic intensity of real networks: the paper's tables recomputed.
+
+The formulas of Jha, Mittal & Avancha (2020), their Table III and Table VIII recomputed from
+the networks in :mod:`brrr.models`: computed, not measured. Sentences that compare those
+numbers with the paper's, or rank networks, are still chosen by the numbers, so that a change
+in a model or a count cannot leave a sentence behind.
+"""
+from __future__ import annotations
+
+import math
+
+from . import Prose
+from . import words as w
+
+CLOSE = 3.0          # per cent beyond the paper's rounding: "within 3%"
+NEAR = 10.0          # per cent: "within 10%"; more is "differs"
+NAMES = {"weight_reuse": "$M_c/W$", "activation_reuse": "$M_c/A$", "ai_c": "$AI_c$", "di": "DI",
+         "a_over_w": "$A/W$", "d_f": "$d_f$"}
+
+
+def _fraction(value: float) -> str:
+    """1/256 for a ratio that is one over a whole number, else the number."""
+    inverse = 1 / value
+    if abs(inverse - round(inverse)) < 1e-9 * inverse:
+        return f"1/{round(inverse)}"
+    return w.number(value)
+
+
+# --- Table II / III ---------------------------------------------------------------------------
+
+def convolution_kinds(comparison, kinds) -> Prose:
+    """Whether Table III recomputed (``intensity.table_iii_beside_paper()``) agrees with the
+    paper's printed values, and what the absolute table (``convolution_table(normalize=False)``)
+    says about where the four kinds differ."""
+    pairs = [c[:-len(" (brrr)")] for c in comparison.columns if c.endswith(" (brrr)")]
+    cells = len(pairs) * len(comparison)
+    wrong = [f"{row['convolution']} {col}" for _, row in comparison.iterrows() for col in pairs
+             if not math.isclose(row[f"{col} (brrr)"], row[f"{col} (paper)"], abs_tol=1e-9)]
+    if not wrong:
+        text = (f"All {cells} numbers agree with the paper's Table III to the digits it prints "
+                "(Jha, Mittal & Avancha, 2020).")
+    else:
+        text = (f"{len(wrong)} of the {cells} numbers differ from the paper's Table III at the digits it "
+                f"prints: {w.listing(wrong)}.")
+    std, dw = kinds.loc["standard"], kinds.loc["depthwise"]
+    macs, act = dw["macs"] / std["macs"], dw["activation_reuse"] / std["activation_reuse"]
+    same_weight_reuse = kinds["weight_reuse"].nunique() == 1
+    text += (f" Going from the standard to the depthwise convolution cuts the MACs to {_fraction(macs)} "
+             "of the standard one's, which is why MobileNet uses it. ")
+    if math.isclose(act, macs, rel_tol=1e-9):
+        text += "But the activation reuse falls by the same factor, and with it the intensity: "
+    else:
+        text += f"The activation reuse falls to {_fraction(act)} of the standard one's, and with it the intensity: "
+    text += (f"the depthwise layer does {w.number(dw['arithmetic_intensity'])} MACs per element it touches, "
+             f"the standard one {w.number(std['arithmetic_intensity'])}.")
+    if same_weight_reuse:
+        text += (f" Weight reuse is the same for all four kinds ({w.number(std['weight_reuse'])} MACs per "
+                 "weight, $S_o^2$), so **the variation in intensity between kinds is entirely a variation in "
+                 "activation reuse**. This is the first half of the paper's claim that activation reuse "
+                 "matters more than weight reuse.")
+    else:
+        text += (" Weight reuse differs between the kinds here too, so activation reuse is not the only thing "
+                 "that varies.")
+    return Prose(text, {"mismatches": wrong, "macs_ratio": macs, "activation_reuse_ratio": act,
+                        "depthwise_intensity": dw["arithmetic_intensity"],
+                        "standard_intensity": std["arithmetic_intensity"],
+                        "same_weight_reuse": same_weight_reuse})
+
+
+# --- one network, two conventions -------------------------------------------------------------
+
+def _agreement(ours: float, paper: float, digits: int = 0) -> tuple:
+    """('rounding' | 'close' | 'near' | 'far', per cent beyond the paper's rounding, signed)."""
+    slack = 0.5 * 10.0 ** -digits
+    gap = max(abs(ours - paper) - slack, 0.0)
+    pct = math.copysign(100 * gap / abs(paper), ours - paper) if gap else 0.0
+    if gap == 0:
+        return "rounding", 0.0
+    return ("close" if abs(pct) <= CLOSE else "near" if abs(pct) <= NEAR else "far"), pct
+
+
+def vgg16(blobs, layer, paper=None) -> Prose:
+    """VGG-16's AI_c and DI by the blob count against the paper's row, and how many more
+    activations the per-layer convention counts. ``blobs``, ``layer``: ModelIntensity."""
+    from ..intensity import PAPER_TABLE_VIII, TABLE_VIII_COLUMNS
+    paper = paper or dict(zip(TABLE_VIII_COLUMNS, PAPER_TABLE_VIII["VGG-16"]))
+    got = {k: _agreement(getattr(blobs, k), paper[k]) for k in ("ai_c", "di")}
+    text = (f"With the blob count VGG-16 comes out at $AI_c$ = {w.number(blobs.ai_c)} and DI = "
+            f"{w.number(blobs.di)} MACs per element; the paper's row says {w.number(paper['ai_c'])} and "
+            f"{w.number(paper['di'])}")
+    worst = max(got.values(), key=lambda o: abs(o[1]))
+    if worst[0] == "rounding":
+        text += ": the same, to the paper's rounding."
+    elif worst[0] in ("close", "near"):
+        text += f": within {w.percent(abs(worst[1]) / 100)} beyond the paper's rounding."
+    else:
+        text += (f": {w.percent(abs(worst[1]) / 100)} apart, beyond the paper's rounding, so this VGG-16 is not "
+                 "the network the paper counted.")
+    ratio = layer.activations / blobs.activations
+    if ratio > 1 + w.SAME:
+        text += (f" The per-layer convention counts {w.times(ratio)} as many activations, because every "
+                 "intermediate tensor is written by one layer and read by the next, so it puts $AI_c$ at "
+                 f"{w.number(layer.ai_c)} and DI at {w.number(layer.di)}.")
+    else:
+        text += " The per-layer convention counts about as many activations here."
+    return Prose(text, {"ai_c": got["ai_c"][0], "di": got["di"][0], "layer_ratio": ratio,
+                        "outcome": worst[0]})
+
+
+# --- Table VIII -------------------------------------------------------------------------------
+
+def _row_story(name: str, row) -> dict:
+    """Per column of one network's row: agreement with the paper, signed per cent."""
+    from ..intensity import MAIN_COLUMNS, TABLE_VIII_DIGITS
+    return {c: _agreement(row[c], row[f"{c} (paper)"], TABLE_VIII_DIGITS[c]) for c in MAIN_COLUMNS}
+
+
+def _differences(story: dict) -> str:
+    """'$M_c/A$ 3.6% lower and DI 2.4% lower than the paper's' for the columns beyond rounding."""
+    parts = [f"{NAMES[c]} {w.percent(abs(pct) / 100)} {'higher' if pct > 0 else 'lower'}"
+             for c, (o, pct) in story.items() if o != "rounding"]
+    return w.listing(parts) + " than the paper's" if parts else ""
+
+
+def _note(name: str, row, story: dict) -> str:
+    """What is known about why a network's row comes out as it does (model facts; the
+    differences themselves are chosen by the numbers)."""
+    if name == "AlexNet":
+        text = "the Caffe model, with two groups and local response normalisation."
+        act = story["activation_reuse"]
+        if act[0] != "rounding":
+            text += (f" Our activation count is {'smaller' if act[1] > 0 else 'larger'} than the paper's, "
+                     f"so $M_c/A$ and DI come out {'higher' if act[1] > 0 else 'lower'}.")
+        if row["a_over_w"] < 0.1:
+            text += (f" The story is unchanged: $A/W$ = {w.number(row['a_over_w'], 2)}, so $A \\ll W$ "
+                     "(the paper's 0.03 has one significant digit).")
+        return text
+    if name == "ResNet-50":
+        return (f"counted with the Caffe layer shapes (\"v1\", which strides in the first $1\\times1$ "
+                f"convolution of a downsampling bottleneck): {w.number(row['macs'] / 1e9)} G MACs, where the "
+                "later versions that stride in the $3\\times3$ convolution do about 4.1 G.")
+    if name.startswith("SqueezeNet"):
+        size = int(row["input_size"])
+        return (f"counted at {size}×{size} input; the paper does not say which input "
+                "size it used for which SqueezeNet.")
+    if name == "MobileNet-V2":
+        wr = story["weight_reuse"]
+        if wr[0] in ("near", "far"):
+            implied = row["weight_reuse (paper)"] * row["weights"]
+            return (f"ours has {w.number(row['macs'] / 1e6)} M MACs and {w.number(row['weights'] / 1e6, 2)} M "
+                    f"parameters, the published figures, so $M_c/W$ = {w.number(row['weight_reuse'])}; the "
+                    f"paper's {w.number(row['weight_reuse (paper)'])} implies about {w.number(implied / 1e6)} M "
+                    "MACs for the same parameters. The network the authors analysed evidently differed (input "
+                    "size or width multiplier).")
+        return ""
+    return ""
+
+
+def table_viii(table) -> Prose:
+    """How close each network of ``intensity.compare_with_paper()`` comes to the paper's
+    Table VIII (beyond its rounding, d_f left out), with what is known about the misses,
+    and whether the paper's d_f column behaves as computed from rounded values."""
+    from ..intensity import largest_differences
+    worst = largest_differences(table)
+    groups = {"rounding": [], "close": [], "near": [], "far": []}
+    bullets = []
+    for name, row in table.iterrows():
+        story = _row_story(name, row)
+        pct = worst.loc[name, "largest difference (%)"]
+        group = "rounding" if pct == 0 else "close" if pct <= CLOSE else "near" if pct <= NEAR else "far"
+        groups[group].append(name)
+        if group == "rounding":
+            line = f"**{name}** agrees with the paper on every column but $d_f$, to the paper's rounding"
+        else:
+            agree = [NAMES[c] for c, (o, _) in story.items() if o == "rounding"]
+            line = f"**{name}**: {_differences(story)}"
+            if agree:
+                line += f"; {w.listing(agree)} agree{'s' if len(agree) == 1 else ''} to the paper's rounding"
+        note = _note(name, row, story)
+        bullets.append(f"- {line}" + (f"; {note}" if note else "."))
+    n = len(table)
+    counts = []
+    verb = lambda k, one, many: one if len(groups[k]) == 1 else many  # noqa: E731
+    if groups["rounding"]:
+        counts.append(f"{len(groups['rounding'])} {verb('rounding', 'agrees', 'agree')} with the paper to its "
+                      f"rounding on every column but $d_f$ ({w.listing(groups['rounding'])})")
+    if groups["close"]:
+        counts.append(f"{len(groups['close'])} {verb('close', 'comes', 'come')} within {w.number(CLOSE)}% of it "
+                      f"beyond its rounding ({w.listing(groups['close'])})")
+    if groups["near"]:
+        counts.append(f"{len(groups['near'])} within {w.number(NEAR)}% ({w.listing(groups['near'])})")
+    if groups["far"]:
+        counts.append(f"{len(groups['far'])} {verb('far', 'differs', 'differ')} by more ({w.listing(groups['far'])})")
+    text = f"Of the {n} networks, {w.listing(counts)}. Network by network:"
+    # The paper computed d_f from its rounded AI_c and DI: does that reproduce its column better?
+    closer = sum(abs(r["d_f from rounded"] - r["d_f (paper)"]) < abs(r["d_f"] - r["d_f (paper)"])
+                 for _, r in table.iterrows())
+    if closer > n / 2:
+        tail = (f"For {closer} of the {n} networks, $d_f$ computed from our *rounded* $AI_c$ and DI (the "
+                "column 'brrr, rounded') is closer to the paper's $d_f$ than the exact value is, as it should "
+                "be if the paper computed its column that way.")
+    else:
+        tail = (f"Only {closer} of the {n} networks have a $d_f$ from rounded values closer to the paper's "
+                "column than the exact one; here the rounding does not explain the paper's $d_f$.")
+    facts = {"groups": groups, "worst": worst["largest difference (%)"].to_dict(), "d_f_rounded_closer": closer}
+    return Prose(text + "\n\n" + "\n".join(bullets) + "\n\n" + tail, facts)
+
+
+def reuse(table) -> Prose:
+    """Which networks have the most and the least activation reuse (the left panel of the
+    reuse figure), their A/W, and whether the paper's values rank them the same way."""
+    order = table.sort_values("activation_reuse", ascending=False)
+    top, bottom = order.head(2), order.tail(3).iloc[::-1]
+    hi = [f"{n} ({w.number(r['activation_reuse'])} MACs per activation, $A/W$ = {w.number(r['a_over_w'], 2)})"
+          for n, r in top.iterrows()]
+    text = f"By activation reuse, {w.listing(hi)} sit highest"
+    if (top["a_over_w"] < 1).all():
+        text += (": their activations are used hundreds of times, because most of their data are weights"
+                 if (top["activation_reuse"] >= 100).all() else ": most of their data are weights")
+        text += " (big fully-connected layers)."
+    else:
+        text += "."
+    lo = [f"{n} ({w.number(r['activation_reuse'])})" for n, r in bottom.iterrows()]
+    text += f" Lowest: {w.listing(lo)}"
+    text += (", whose activations are each used only tens of times." if bottom["activation_reuse"].max() < 100
+             else ".")
+    if any(n.startswith("MobileNet") for n in bottom.index):
+        text += (" The MobileNets are built from depthwise and pointwise convolutions, which do little work "
+                 "per feature map.")
+    ours = list(order.index)
+    theirs = list(table.sort_values("activation_reuse (paper)", ascending=False).index)
+    if ours == theirs:
+        text += " The paper's values (hollow) rank the networks in the same order."
+    else:
+        moved = [n for a, n in zip(theirs, ours) if a != n]
+        text += (f" The paper's values (hollow) rank them a little differently: {w.listing(moved)} swap places, "
+                 "among networks whose activation reuse is close.")
+    wr = table["weight_reuse"]
+    text += (f" Weight reuse, on the horizontal axis, runs from {w.number(wr.min())} ({wr.idxmin()}) to "
+             f"{w.number(wr.max())} ({wr.idxmax()}) and says little about activation reuse.")
+    return Prose(text, {"top": list(top.index), "bottom": list(bottom.index), "same_order": ours == theirs})
+
+
+def ai_c_vs_di(table) -> Prose:
+    """Where AI_c and DI disagree (the right panel): which networks sit above DI = AI_c, why
+    AlexNet's AI_c is its weight reuse, and whether DI reverses AlexNet and MobileNet-V1."""
+    above = [n for n, r in table.iterrows() if r["di"] > r["ai_c"]]
+    below = [n for n in table.index if n not in above]
+    text = ""
+    if above:
+        text += (f"{w.listing(above)} sit{'s' if len(above) == 1 else ''} above the dashed line (DI > $AI_c$), "
+                 f"the other {len(below)} below it. ")
+    else:
+        text += "Every network sits below the dashed line ($AI_c$ > DI). "
+    facts = {"above": above}
+    if {"AlexNet", "MobileNet-V1"} <= set(table.index):
+        a, m = table.loc["AlexNet"], table.loc["MobileNet-V1"]
+        if a["a_over_w"] < 0.1:
+            text += (f"For AlexNet $A/W$ = {w.number(a['a_over_w'], 2)}, so $AI_c$ ({w.number(a['ai_c'])}) is "
+                     f"within {w.percent(1 - a['ai_c'] / a['weight_reuse'])} of its weight reuse $M_c/W$ "
+                     f"({w.number(a['weight_reuse'])}): $AI_c$ sees the weights and hardly the activations. ")
+        ratio = m["ai_c"] / a["ai_c"]
+        if ratio > 1 + w.SAME:
+            text += (f"MobileNet-V1's $AI_c$ is {w.times(ratio)} AlexNet's, so $AI_c$ ranks MobileNet-V1 the "
+                     "better at reusing data, the opposite of the energy efficiency the authors measured "
+                     "(AlexNet among the most efficient per MAC, MobileNet-V1 among the least). ")
+            if a["di"] > m["di"]:
+                text += (f"DI reverses the order: AlexNet's is {w.number(a['di'])}, MobileNet-V1's "
+                         f"{w.number(m['di'])}, because AlexNet's huge activation reuse counts four times as "
+                         "much as its weight reuse, and MobileNet-V1's small one pulls it down.")
+                outcome = "reversed"
+            else:
+                text += (f"Here DI does not reverse the order (AlexNet {w.number(a['di'])}, MobileNet-V1 "
+                         f"{w.number(m['di'])}).")
+                outcome = "not reversed"
+        else:
+            text += (f"Here MobileNet-V1's $AI_c$ ({w.number(m['ai_c'])}) does not exceed AlexNet's "
+                     f"({w.number(a['ai_c'])}), so $AI_c$ and DI do not disagree about this pair.")
+            outcome = "no disagreement"
+        facts.update(outcome=outcome, ai_c_ratio=ratio)
+    return Prose(text.strip(), facts)

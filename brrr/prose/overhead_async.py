@@ -1,0 +1,174 @@
+"""Chapter 3, overhead: what hides the fixed cost of a call. Asynchronous execution (did the
+loop return before the work was done?) and CUDA graphs or ``torch.compile(mode="reduce-overhead")``
+(one launch for a whole chain), with what the model says a GPU would show where none ran.
+"""
+from __future__ import annotations
+
+from . import Prose, paragraphs, with_references
+from . import words as w
+from .overhead_sizes import _name, curves
+
+AHEAD = 0.5           # the loop returned before half the finished time: the host ran ahead
+
+
+# --- asynchronous execution -------------------------------------------------------------------
+
+def async_numbers(result) -> dict:
+    stages = {r["stage"]: r for r in result.records}
+    ret, fin = stages["returned"], stages["finished"]
+    return {"returned": ret["seconds"], "finished": fin["seconds"], "share": ret["seconds"] / fin["seconds"],
+            "n": ret["n"], "calls": ret["calls"], "library": ret["library"], "backend": ret["backend"],
+            "flops": ret.get("flops", 2.0 * ret["n"] ** 3 * ret["calls"])}
+
+
+def _async_outcome(a: dict) -> str:
+    if a["share"] < AHEAD:
+        return "ran ahead"
+    if a["share"] >= 1 - w.SAME:
+        return "returned = finished"
+    return "partly ahead"
+
+
+def _gpu_model() -> tuple:
+    """(n, seconds of work, spec) for async_demo's default on an H100, by the FP32 spec sheet."""
+    from ..experiments.overhead import ASYNC_N
+    from ..specs import GPU_SPECS
+    spec = next(s for k, s in GPU_SPECS.items() if "H100" in k)
+    n = ASYNC_N["cuda"]
+    return n, 2.0 * n ** 3 * 10 / spec.fp32, spec
+
+
+def async_demo(result, references=()) -> Prose:
+    """Did the loop return before the work was done (a GPU's queue), or only once it was finished
+    (a CPU); what the reference GPU did, or what the model says a GPU would show."""
+    a = async_numbers(result)
+    outcome = _async_outcome(a)
+    lib = _name(a["library"])
+    text = (f"The loop of {a['calls']} matmuls of {a['n']} x {a['n']} `float32` matrices ({lib}) returned to Python "
+            f"after {w.seconds(a['returned'])}, and the work was finished after {w.seconds(a['finished'])}.")
+    if outcome == "returned = finished":
+        if a["backend"] == "cpu":
+            text += (f" Returned and finished are the same moment here, and that is the correct result for a CPU: "
+                     f"{lib} does each matmul on the calling thread (or its own thread pool) and hands control back "
+                     "only when the product is complete, so there is no queue for Python to run ahead of, and the "
+                     "synchronise at the end has nothing left to wait for. Asynchrony is a property of a device with "
+                     "its own queue of work, such as a GPU.")
+        else:
+            text += (" On this GPU the loop returned only when the work was done: something synchronised inside "
+                     "the loop, or the launch queue was full, so the host could not run ahead.")
+    elif outcome == "ran ahead":
+        text += (f" The loop returned after {w.percent(a['share'])} of that time: the host queued the "
+                 f"{a['calls']} launches and moved on, and only the synchronisation waited for the GPU, for "
+                 f"{w.seconds(a['finished'] - a['returned'])}. While the device works through its queue, the host "
+                 "is free to prepare the next calls: that is how asynchrony hides overhead.")
+    else:
+        text += (f" The loop returned after {w.percent(a['share'])} of that time: the host got partly ahead, "
+                 "but not by much; some calls waited for earlier work to finish.")
+    parts = [Prose(text, {"outcome": outcome, "share": a["share"], "returned": a["returned"],
+                          "finished": a["finished"]})]
+    if not references:
+        t = w.no_reference("this demo")
+        if a["backend"] == "cpu":
+            n, work, spec = _gpu_model()
+            t += (f" What a GPU would show, by the model: the loop returns after {a['calls']} launches of a few "
+                  f"microseconds each, tens of microseconds in all, while the work, {a['calls']} matmuls of "
+                  f"{n} x {n} (the size the demo uses on a GPU), needs at least {w.seconds(work)} on an "
+                  f"{spec.name} at its FP32 spec of {w.rate(spec.fp32)}. The two bars would be hundreds of "
+                  "times apart.")
+        parts.append(Prose(t, {"references": 0}))
+    for run in references:
+        r = async_numbers(run)
+        o = _async_outcome(r)
+        t = (f"{w.reference_intro(run)}, the loop of {r['calls']} matmuls of {r['n']} x {r['n']} "
+             f"({_name(r['library'])}) "
+             f"returned after {w.seconds(r['returned'])} and the work finished after {w.seconds(r['finished'])}: ")
+        t += {"ran ahead": (f"the host was done issuing after {w.percent(r['share'])} of the time, and the GPU "
+                            f"needed {w.times(1 / r['share'])} as long to finish. That is asynchrony: the "
+                            "launches went into a queue and Python moved on."),
+              "returned = finished": "the loop returned only once the work was done, so no queue hid anything.",
+              "partly ahead": f"the host got ahead, returning after {w.percent(r['share'])} of the time."}[o]
+        parts.append(Prose(t, {f"reference {w.device_of(run)}": o}))
+    return paragraphs(*parts)
+
+
+# --- CUDA graphs and torch.compile ------------------------------------------------------------
+
+def graph_numbers(result) -> dict:
+    times = {r["variant"]: r["seconds"] for r in result.records}
+    rec = result.records[0] if result.records else {}
+    n_ops = result.meta.get("n_ops") or rec.get("n_ops")
+    size = result.meta.get("size") or rec.get("size")
+    return {"times": times, "n_ops": n_ops, "size": size}
+
+
+def _graph_sentence(g: dict, subject: str, fixed=None) -> tuple:
+    t = g["times"]
+    eager, graph = t["eager"], t.get("CUDA graph")
+    per_op = eager / g["n_ops"]
+    text = (f"{subject} the chain of {g['n_ops']} operations on {w.integer(g['size'])} elements took "
+            f"{w.seconds(eager)} per "
+            f"call eagerly, {w.seconds(per_op)} per operation")
+    if fixed:
+        text += f" ({w.relative(per_op, fixed, 'the fixed cost of one PyTorch call in the size sweep')})"
+    text += "."
+    ratio = eager / graph
+    if ratio > 1 + w.SAME:
+        outcome = "graph faster"
+        text += (f" Replaying it as a CUDA graph took {w.seconds(graph)}, {w.times(ratio)} less: one launch "
+                 "for the whole chain instead of one per operation.")
+    else:
+        outcome = "graph no faster"
+        text += (f" Replaying it as a CUDA graph took {w.seconds(graph)}, "
+                 f"{w.longer_or_shorter(graph, eager, 'eager')[1]}: "
+                 "the chain was not overhead-bound here, so removing the launches saved little.")
+    comp = t.get("torch.compile reduce-overhead")
+    if comp is not None:
+        text += (f" `torch.compile(mode=\"reduce-overhead\")` took {w.seconds(comp)}, "
+                 f"{w.longer_or_shorter(comp, graph, 'the hand-made graph')[1]}: it fuses the operations into "
+                 "fewer kernels and then captures those in a graph.")
+    return outcome, text
+
+
+def reduce_overhead(result, references=(), sizes=None) -> Prose:
+    """Eager against CUDA graph (and torch.compile) on a GPU; on a CPU, why nothing ran, and the
+    reference GPU's run or, without one, what the model says a GPU would show."""
+    g = graph_numbers(result)
+    torch = curves(sizes).get("torch") if sizes is not None else None
+    fixed = torch["fixed"] if torch else None
+    if g["times"]:
+        outcome, text = _graph_sentence(g, "On this GPU,", fixed if torch and torch["backend"] == "cuda" else None)
+        if "torch.compile reduce-overhead" not in g["times"]:
+            text += (" The `torch.compile` variant was left out of this run (quick mode, or the compiler was "
+                     "missing; see the result's notes).")
+        live = Prose(text, {"outcome": outcome, **{k: v for k, v in g["times"].items()}})
+    else:
+        text = ("This run had no CUDA GPU, so there was nothing to capture: a CUDA graph records and replays "
+                "GPU kernel launches, and `mode=\"reduce-overhead\"` is built on it. ")
+        text += ("The figure shows the reference GPU's run instead." if references else
+                 "No reference GPU run of this experiment ships with this edition of the book yet, so the figure "
+                 "has nothing to draw.")
+        facts = {"outcome": "no GPU", "references": len(references)}
+        if not references:
+            n_ops = g["n_ops"] or 20
+            text += (f" What a GPU would show, by the model: run eagerly, each of the {n_ops} operations pays "
+                     "Python, dispatch and a kernel launch, while its own work on a few thousand elements takes the "
+                     "GPU a microsecond or two; so the chain costs about "
+                     f"{n_ops} times the fixed cost of one call")
+            if fixed:
+                text += (f" (PyTorch's host-side cost per call on this machine's CPU was {w.seconds(fixed)}, so at "
+                         f"least {w.seconds(n_ops * fixed)} for the chain, before any launch)")
+            text += (". A graph replay pays about one launch for the whole chain and then the GPU's own time "
+                     "for the kernels, so it should be several times faster; the gap grows with the number of "
+                     "operations.")
+        live = Prose(text, facts)
+    # None: the no-GPU wording above says when no reference run ships (a GPU run needs none)
+    return with_references(live, references, None, _reference_graphs)
+
+
+def _reference_graphs(run):
+    """A reference run's eager, graph and compiled times (None where it ran none)."""
+    r = graph_numbers(run)
+    if not r["times"]:
+        return None
+    o, t = _graph_sentence(r, f"{w.reference_intro(run)},")
+    return Prose(t, {f"reference {w.device_of(run)}": o})

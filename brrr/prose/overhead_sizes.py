@@ -1,0 +1,232 @@
+"""Chapter 3, overhead: time against size. Where each library's curve is flat (the fixed cost
+of a call), where its time doubled, whether it ends linear; PyTorch's fixed cost against
+NumPy's; and precisely what that fixed cost measures.
+"""
+from __future__ import annotations
+
+import math
+
+from . import Prose, paragraphs, with_references
+from . import words as w
+
+FLAT_WITHIN = 1.5     # a size is on the flat part while its time stays within 1.5x the fixed cost
+FLAT_SPAN = 16        # a curve has a flat part when it stays flat over at least a 16-fold range of sizes
+LINEAR = 0.7          # the last step of the sweep grew the time by >= 70% of proportional: linear
+NAMES = {"numpy": "NumPy", "torch": "PyTorch", "cupy": "CuPy"}
+
+
+def _name(library: str) -> str:
+    return NAMES.get(library, library)
+
+
+def _where(backend: str) -> str:
+    return "on the GPU" if backend == "cuda" else "on the CPU"
+
+
+def _n(value: float) -> str:
+    """A fitted count of elements: '3,900' (three significant digits above 1,000)."""
+    if value >= 1000:
+        digits = int(math.floor(math.log10(value))) - 2
+        return f"{round(value, -digits):,.0f}"
+    return f"{value:,.0f}"
+
+
+def _sizes(values) -> str:
+    """'1, 4 and 16'."""
+    return w.listing(w.integer(v) for v in values)
+
+
+def curve(result, library: str) -> dict:
+    """The shape of one library's ``time_vs_size`` curve: the fit, where the flat part ends
+    (the last size before the time leaves ``FLAT_WITHIN`` x the fixed cost for good), whether
+    there is one, where the time had doubled for good, and the growth over the last step."""
+    from ..experiments.overhead import fit_overhead
+    fit = fit_overhead(result, library)
+    rows = sorted((r for r in result.records if r["library"] == library), key=lambda r: r["size"])
+    sizes = [r["size"] for r in rows]
+    times = [r["seconds"] for r in rows]
+    fixed = fit["overhead"]
+
+    def leaves_for_good(limit):
+        for k in range(len(rows)):
+            if all(t > limit for t in times[k:]):
+                return k
+        return None
+    k_flat = leaves_for_good(FLAT_WITHIN * fixed)
+    flat_until = sizes[-1] if k_flat is None else sizes[max(k_flat - 1, 0)]
+    left_flat = None if k_flat is None else sizes[k_flat]
+    k_double = leaves_for_good(2 * fixed - 1e-15)
+    doubled_at = None if k_double is None else sizes[k_double]
+    growth = times[-1] / times[-2]
+    step = sizes[-1] / sizes[-2]
+    # By the model the smallest sizes cost the same: how far apart their times are (leaving out the
+    # highest and the lowest) is this run's noise.
+    small = sorted(times[:len(fit["fixed_cost_sizes"])])
+    small = small[1:-1] if len(small) > 3 else small
+    noise = (max(small) - min(small)) / fixed
+    return {**fit, "name": _name(library), "first": sizes[0], "first_seconds": times[0], "largest": sizes[-1],
+            "flat_until": flat_until, "left_flat": left_flat,
+            # flat: from the smallest size (not far below the fixed cost, or the curve rises from the
+            # start) to at least FLAT_SPAN times it, before the time leaves the band for good
+            "has_flat": (k_flat != 0 and flat_until >= FLAT_SPAN * sizes[0]
+                         and times[0] >= fixed / FLAT_WITHIN),
+            "whole_flat": k_flat is None and times[0] >= fixed / FLAT_WITHIN,
+            "doubled_at": doubled_at, "growth": growth, "step": step,
+            "linear": math.log(max(growth, 1e-12)) >= LINEAR * math.log(step),
+            "noise": noise, "fixed": fixed}
+
+
+def curves(result) -> dict:
+    """:func:`curve` for every library of a ``time_vs_size`` result, in the order they ran."""
+    return {lib: curve(result, lib) for lib in dict.fromkeys(r["library"] for r in result.records)}
+
+
+def _curve_sentence(c: dict) -> str:
+    who = f"{c['name']} {_where(c['backend'])}"
+    fixed = w.seconds(c["fixed"])
+    if c["whole_flat"]:
+        return (f"{who} stayed flat across the whole sweep, at about {fixed} per call up to "
+                f"{w.integer(c['largest'])} elements: the sweep never reached a size where the work outweighs the "
+                "fixed cost.")
+    if c["has_flat"]:
+        text = (f"{who} has a flat part: its time stayed within {w.number(FLAT_WITHIN)} times its fixed cost "
+                f"of {fixed} from {w.integer(c['first'])} up to {w.integer(c['flat_until'])} elements.")
+    elif c["left_flat"] is None or c["flat_until"] >= FLAT_SPAN * c["first"]:
+        text = (f"{who} has no flat part to speak of: its time grew from the smallest size on, from "
+                f"{w.seconds(c['first_seconds'])} at {w.integer(c['first'])} element{'s' if c['first'] != 1 else ''} "
+                f"to {fixed} (the fixed cost, a "
+                "median over the smallest sizes), so even small calls here do work that shows.")
+    else:
+        text = (f"{who} has no flat part to speak of: its time left {w.number(FLAT_WITHIN)} times its fixed cost "
+                f"of {fixed} by {w.integer(c['left_flat'])} elements, so even small calls here do work that shows.")
+    if c["doubled_at"] is not None:
+        text += f" The time had doubled, for good, by {w.integer(c['doubled_at'])} elements"
+        if math.isfinite(c["crossover"]):
+            text += f"; the fit puts the size where the work equals the fixed cost at {_n(c['crossover'])}"
+            apart = c["crossover"] / c["doubled_at"]
+            if apart < 1 / 4 or apart > 4:
+                text += (f", {'well below' if apart < 1 else 'well above'} where the time doubled, because the "
+                         "cost per element is not one number: the fit takes it from the largest sizes, which "
+                         f"cost {'more' if apart < 1 else 'less'} per element than those near the crossover")
+        text += "."
+    else:
+        text += f" Its time never doubled within the sweep (up to {w.integer(c['largest'])} elements)."
+    if c["growth"] > 1.5 * c["step"]:
+        text += (f" Over the last step ({w.number(c['step'])} times the size) the time grew {w.times(c['growth'])}, "
+                 "more than in proportion: each element got dearer, as happens when the vectors outgrow a cache "
+                 "and must come from DRAM (Chapter 2). The fit's cost per element, "
+                 f"{w.seconds(c['per_element'])}, is that of the largest sizes.")
+    elif c["linear"]:
+        text += (f" Over the last step ({w.number(c['step'])} times the size) the time grew {w.times(c['growth'])}: "
+                 f"that is the linear part, at {w.seconds(c['per_element'])} per element.")
+    else:
+        text += (f" Over the last step ({w.number(c['step'])} times the size) the time grew only "
+                 f"{w.times(c['growth'])}: the linear part had not fully begun where the sweep stopped.")
+    return text
+
+
+def _fixed_costs_compared(cs: dict) -> tuple:
+    """(outcome, sentence) comparing PyTorch's fixed cost with NumPy's."""
+    if "numpy" not in cs or "torch" not in cs:
+        return None, ""
+    n, t = cs["numpy"], cs["torch"]
+    ratio = t["fixed"] / n["fixed"]
+    margin = max(w.SAME, n["noise"], t["noise"])
+    if t["backend"] == "cuda":
+        return "torch on GPU", (
+            f"PyTorch on the GPU cost {w.seconds(t['fixed'])} per call against NumPy's {w.seconds(n['fixed'])} on "
+            "the CPU: a GPU call adds a kernel launch to PyTorch's dispatch, and it pays off only once there are "
+            f"enough elements (PyTorch's flat part reached {w.integer(t['flat_until'])} elements, NumPy's "
+            f"{w.integer(n['flat_until'])}).")
+    if abs(ratio - 1) <= margin:
+        return "same", (f"PyTorch's fixed cost ({w.seconds(t['fixed'])}) was about the same as NumPy's "
+                        f"({w.seconds(n['fixed'])}) on this run: the difference is within its noise.")
+    if ratio > 1:
+        return "torch larger", (
+            f"PyTorch's fixed cost was {w.times(ratio)} NumPy's on this run ({w.seconds(t['fixed'])} against "
+            f"{w.seconds(n['fixed'])}): before any arithmetic, PyTorch goes through its dispatcher and checks "
+            "more (the tensors' device, dtype and layout, whether autograd must record the op). In exchange the "
+            "same code runs on a GPU.")
+    return "torch smaller", (
+        f"PyTorch's fixed cost was lower than NumPy's on this run ({w.seconds(t['fixed'])} against "
+        f"{w.seconds(n['fixed'])}), although PyTorch's dispatch checks more (device, dtype, autograd) before "
+        "it runs a kernel. On a machine shared with other programs, a single run's microseconds can move by "
+        "that much; the next section times both calls side by side.")
+
+
+def time_vs_size(result, references=()) -> Prose:
+    """Per library: is there a flat part, where does it end, where did the time double, is the end
+    linear; PyTorch's fixed cost against NumPy's; the same for each reference run."""
+    cs = curves(result)
+    parts = [Prose(" ".join(_curve_sentence(c) for c in cs.values()),
+                   {"outcome": {lib: ("whole flat" if c["whole_flat"] else "flat then rising" if c["has_flat"]
+                                      else "no flat part") for lib, c in cs.items()},
+                    "fixed": {lib: c["fixed"] for lib, c in cs.items()},
+                    "flat_until": {lib: c["flat_until"] for lib, c in cs.items()},
+                    "doubled_at": {lib: c["doubled_at"] for lib, c in cs.items()}})]
+    outcome, sentence = _fixed_costs_compared(cs)
+    if sentence:
+        parts.append(Prose(sentence, {"torch_vs_numpy": outcome}))
+    return with_references(paragraphs(*parts), references, "this sweep", lambda run: _reference_sizes(run, cs))
+
+
+def _reference_sizes(run, cs: dict) -> Prose:
+    """A reference run's fixed cost and doubling size per library, against this run's curves ``cs``."""
+    rc = curves(run)
+    bits = []
+    for lib, c in rc.items():
+        bit = f"{c['name']} {_where(c['backend'])} cost {w.seconds(c['fixed'])} per call"
+        if c["doubled_at"] is not None:
+            bit += f" and its time had doubled by {w.integer(c['doubled_at'])} elements"
+            live = cs.get(lib)
+            if live and live["doubled_at"] and c["backend"] != live["backend"]:
+                bit += f", {w.times(c['doubled_at'] / live['doubled_at'])} as many as here"
+        else:
+            bit += f" and stayed flat up to its largest size, {w.integer(c['largest'])} elements"
+        bits.append(bit)
+    t = f"{w.reference_intro(run)}, " + "; ".join(bits) + "."
+    gpu = [c for c in rc.values() if c["backend"] == "cuda"]
+    if gpu:
+        t += (" A GPU does each element so fast that a call needs hundreds of thousands of elements or more "
+              "before its work outweighs the fixed cost of issuing it: that is why small models on big GPUs "
+              "are so often overhead-bound.")
+    return Prose(t, {f"reference {w.device_of(run)}": {lib: c["fixed"] for lib, c in rc.items()}})
+
+
+# --- what the fixed cost measures -------------------------------------------------------------
+
+def fixed_cost(result) -> Prose:
+    """Precisely what this chapter's fixed cost measures: which call, which library, threads,
+    how it is fitted (from the result's records and meta)."""
+    cs = curves(result)
+    bits = []
+    for lib, c in cs.items():
+        how = f"`{c['call']}` {_where(c['backend'])}"
+        if c["backend"] == "cpu" and lib == "torch":
+            threads = c["threads"]
+            how += ((" with PyTorch held to one CPU thread" if threads == 1 else
+                     f" with PyTorch held to {threads} CPU threads") if threads else
+                    " at PyTorch's default number of CPU threads")
+        elif c["backend"] == "cpu" and lib == "numpy":
+            how += " (one thread, as NumPy's elementwise operations always run)"
+        bits.append(f"{w.seconds(c['fixed'])} for {how}")
+    first = next(iter(cs.values()))
+    sizes = _sizes(first["fixed_cost_sizes"])
+    gpu = any(c["backend"] == "cuda" for c in cs.values())
+    text = ("What exactly is this fixed cost? It is the median, over the "
+            f"{len(first['fixed_cost_sizes'])} smallest sizes of the sweep ({sizes} `{first['dtype']}` "
+            "elements), of each size's median wall-clock time per call, with the calls made back to "
+            "back in a Python loop and timed by the host's clock: " + "; ".join(bits) + ". It includes the "
+            "interpreter's cost of making the call, the library's argument parsing and dispatch, and the "
+            "arithmetic on a handful of elements; it leaves out allocating the result, which the call writes "
+            "into a preallocated `out`.")
+    if gpu:
+        text += (" On the GPU the calls are issued in blocks that are synchronised once, so the time per call "
+                 "is the larger of the host's cost to issue it and the GPU's cost to run it.")
+    from ..experiments.overhead import PER_ELEMENT_SIZES
+    text += (f" The cost per element comes from the {PER_ELEMENT_SIZES} largest sizes, and "
+             "the crossover is the fixed cost divided by it. Another way of timing \"one call\" gives another "
+             "number, as the next section shows.")
+    return Prose(text, {"fixed": {lib: c["fixed"] for lib, c in cs.items()},
+                        "calls": {lib: c["call"] for lib, c in cs.items()},
+                        "sizes": first["fixed_cost_sizes"]})

@@ -1,0 +1,135 @@
+"""Chapter 5, recomputation inside ``torch.compile``: what the compiler's recomputation saved in
+memory and cost (or saved) in time, against the compiled chain that saves everything and
+against eager mode.
+"""
+from __future__ import annotations
+
+from . import Prose, with_references
+from . import words as w
+from .recompute_saved import _bytes
+
+
+def chain_facts(run) -> dict:
+    rows = {r["variant"]: r for r in run.records}
+    meta = run.meta
+    dev = meta.get("device") or {}
+    return {"rows": rows, "k": meta.get("k"), "op": meta.get("op"), "n": meta.get("n"),
+            "notes": list(meta.get("notes") or []), "cpu": w.is_cpu(run),
+            "cache": dev.get("l2_bytes") or 0}
+
+
+def _compile_failed(c: dict) -> str:
+    note = next((n for n in c["notes"] if "skipped" in n), "no reason recorded")
+    return note.split(": ", 1)[-1]
+
+
+def _memory_sentence(c: dict) -> tuple:
+    rows, k = c["rows"], c["k"]
+    eager, rec = rows["eager"], rows["compiled (recompute)"]
+    ratio = eager["saved_bytes"] / rec["saved_bytes"]
+    as_predicted = all(r["saved_bytes"] == r["predicted_saved_bytes"] for r in (eager, rec))
+    text = (f"With recomputation the compiled chain saved {_bytes(rec['saved_bytes'])} for its backward pass "
+            f"({rec['saved_tensors']} tensor{'s' if rec['saved_tensors'] != 1 else ''}), {w.times(ratio)} less "
+            f"than eager mode's {_bytes(eager['saved_bytes'])}")
+    if as_predicted:
+        text += f": the chain's input alone, instead of one array per `{c['op']}`, as the min-cut predicts."
+    else:
+        text += (f"; the prediction was one array against {k}, so this version of PyTorch's partitioner chose "
+                 "differently from the textbook min-cut.")
+    save = rows.get("compiled (save all)")
+    if save:
+        same = save["saved_bytes"] == eager["saved_bytes"]
+        text += (" The compiled version without recomputation saved as much as eager mode." if same else
+                 f" The compiled version without recomputation saved {_bytes(save['saved_bytes'])}.")
+    return ratio, as_predicted, text
+
+
+def _speed(ratio: float) -> str:
+    """'faster', 'slower' or 'same' for a ratio of times other / this (within 10% either way: same)."""
+    if ratio > 1 + w.SAME:
+        return "faster"
+    if ratio < 1 / (1 + w.SAME):
+        return "slower"
+    return "same"
+
+
+def compiled(result, references=()) -> Prose:
+    """What the compiler's recomputation saved in memory and cost (or saved) in time, against the
+    compiled chain that saves everything and against eager mode; wording for a compiler that did
+    not run; the reference runs."""
+    c = chain_facts(result)
+    rows = c["rows"]
+    facts = {}
+    if "compiled (recompute)" not in rows or "eager" not in rows:
+        why = _compile_failed(c)
+        eager = rows.get("eager")
+        text = (f"`torch.compile` did not run on this machine ({why}), so only eager mode was measured"
+                + (f": it saved {_bytes(eager['saved_bytes'])}, one array per `{c['op']}`." if eager else ".") +
+                " On a CPU, Inductor writes C++ and needs a working C++ compiler; on a GPU it writes Triton kernels. "
+                "The reference runs below show what the compiler does where it runs.")
+        facts["outcome"] = "no compiler"
+    else:
+        ratio, as_predicted, text = _memory_sentence(c)
+        facts.update(memory_ratio=ratio, as_predicted=as_predicted)
+        rec = rows["compiled (recompute)"]["min_seconds"]
+        save = rows.get("compiled (save all)")
+        if save:
+            vs_save = save["min_seconds"] / rec
+            s = _speed(vs_save)
+            facts["recompute_vs_save_all"] = s
+            facts["save_all_over_recompute"] = vs_save
+            if s == "faster":
+                text += (f" It was also {w.times(vs_save)} faster than the compiled chain that saves everything: "
+                         f"its backward kernel reads one array instead of {c['k']}, " +
+                         ("and on this CPU that saving outweighed computing the chain again." if c["cpu"] else
+                          f"and the recomputed `{c['op']}`s hid behind that memory traffic."))
+            elif s == "same":
+                text += (" It took about as long as the compiled chain that saves everything "
+                         f"({w.number(1 / vs_save)} times): recomputing the `{c['op']}`s cost about what reading "
+                         "the saved arrays would have, so the memory came free.")
+            else:
+                text += (f" It took {w.number(1 / vs_save)} times as long as the compiled chain that saves "
+                         f"everything: recomputing the `{c['op']}`s cost more time than reading {c['k']} saved arrays "
+                         "back" + (", because on a CPU each one is many instructions per element"
+                                   + (" (a `tanh` inside)" if c["op"] in ("gelu", "tanh") else "") +
+                                   " and a CPU's ridge point is low." if c["cpu"] else "."))
+        vs_eager = rows["eager"]["min_seconds"] / rec
+        se = _speed(vs_eager)
+        facts["recompute_vs_eager"] = se
+        facts["eager_over_recompute"] = vs_eager
+        # fusion alone, no recompute
+        fused = _speed(rows["eager"]["min_seconds"] / save["min_seconds"]) if save else None
+        facts["save_all_vs_eager"] = fused
+        if se == "faster" and fused in (None, "faster"):
+            text += (f" Against eager mode it was {w.times(vs_eager)} faster: the compiler fuses the whole chain "
+                     "into one forward and one backward kernel, and recomputation cuts the bytes those read.")
+        elif se == "faster":
+            text += (f" Against eager mode it was {w.times(vs_eager)} faster, while the compiled chain that saves "
+                     f"everything was {'about as fast as' if fused == 'same' else 'slower than'} eager mode: "
+                     "fusing alone did not pay here, and the gain came from the recomputation, which leaves "
+                     "fewer bytes to write and read back.")
+        elif se == "same":
+            text += " Against eager mode it took about as long."
+        else:
+            fits = c["n"] * 4 * 2 <= c["cache"]
+            text += (f" Eager mode, though, was {w.times(1 / vs_eager)} faster than it: " +
+                     (f"this chain's arrays ({_bytes(c['n'] * 4)} each) fit in the cache, so eager mode's extra "
+                      "passes over them are cheap, and the compiled code does not win them back."
+                      if fits else "the compiled kernels are slower than eager's library kernels on this device."))
+    return with_references(Prose(text, facts), references, "this comparison", _reference_chain)
+
+
+def _reference_chain(run) -> Prose:
+    """What recomputation saved and cost in a reference run, or that its compiler did not run."""
+    r = chain_facts(run)
+    if "compiled (recompute)" not in r["rows"] or "eager" not in r["rows"]:
+        return Prose(f"{w.reference_intro(run)}, `torch.compile` did not run ({_compile_failed(r)}).", {})
+    ratio, _, _ = _memory_sentence(r)
+    fastest = {variant: row["min_seconds"] for variant, row in r["rows"].items()}
+    t = (f"{w.reference_intro(run)}, the recomputing chain kept {w.times(ratio)} fewer bytes than eager mode")
+    if "compiled (save all)" in fastest:
+        t += (f", and took {w.number(fastest['compiled (recompute)'] / fastest['compiled (save all)'])} times "
+              "as long as the compiled chain that saves everything")
+    t += (f"; eager mode took {w.number(fastest['eager'] / fastest['compiled (recompute)'])} times as long "
+          "as the recomputing chain.")
+    return Prose(t, {f"reference {w.device_of(run)}": ratio})

@@ -1,0 +1,99 @@
+"""The library's layers, checked from its source: small modules, and imports that only point down.
+
+Layers, bottom to top (README, "Layout"): foundation -> device -> measuring -> workloads ->
+presentation -> entry points. Imports inside functions count too: a lazy import is still a
+dependency.
+"""
+import ast
+import os
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "brrr")
+MOST_LINES = 400
+
+FOUNDATION = {"_release", "config", "checks", "units", "arrays", "hardware", "cache", "specs", "progress"}
+DEVICE = {"cpu_peaks", "device", "results"}
+MEASURING = {"clocks", "timing", "kernel_source", "kernels", "roofline"}
+PRESENTATION = {"plot", "prose", "widgets", "book"}
+ENTRY_POINTS = {"cli", "grade", "__main__"}
+
+
+def _modules() -> dict:
+    """{dotted name: path} of every module of the package."""
+    out = {}
+    for folder, _, files in os.walk(ROOT):
+        if "__pycache__" in folder:
+            continue
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                dotted = os.path.relpath(path, os.path.dirname(ROOT))[:-3].replace(os.sep, ".")
+                out[dotted.removesuffix(".__init__")] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _unit(dotted: str) -> str:
+    """The part of brrr a module belongs to: 'device', 'plot', 'experiments', ..."""
+    parts = dotted.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _imports(dotted: str) -> set:
+    """The parts of brrr that module ``dotted`` imports, anywhere in it."""
+    path = MODULES[dotted]
+    package = dotted if path.endswith("__init__.py") else dotted.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = base + ("." + node.module if node.module else "")
+            else:
+                target = node.module or ""
+            names = [f"{target}.{a.name}" if f"{target}.{a.name}" in MODULES else target for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found |= {_unit(n) for n in names if n.split(".")[0] == "brrr" and _unit(n)}
+    return found - {_unit(dotted)}
+
+
+@pytest.mark.parametrize("dotted", sorted(MODULES))
+def test_every_module_holds_one_idea_in_at_most_400_lines(dotted):
+    with open(MODULES[dotted], encoding="utf-8") as f:
+        lines = sum(1 for _ in f)
+    assert lines <= MOST_LINES, f"{dotted} has {lines} lines: split it by idea"
+
+
+@pytest.mark.parametrize("dotted", sorted(MODULES))
+def test_imports_point_down_the_layers(dotted):
+    unit, imported = _unit(dotted), _imports(dotted)
+    if unit in FOUNDATION:
+        allowed = FOUNDATION
+    elif unit in DEVICE:
+        allowed = FOUNDATION | DEVICE
+    elif unit in MEASURING:
+        allowed = FOUNDATION | DEVICE | MEASURING
+    elif unit == "plot":
+        allowed = FOUNDATION | DEVICE | MEASURING | {"plot", "fusion_tables"}   # never the experiments
+    else:
+        return
+    assert imported <= allowed, f"{dotted} imports {sorted(imported - allowed)}, above its layer"
+
+
+def test_nothing_below_the_entry_points_imports_them():
+    for dotted in MODULES:
+        if _unit(dotted) in ENTRY_POINTS or dotted == "brrr":
+            continue
+        assert not _imports(dotted) & ENTRY_POINTS, f"{dotted} imports an entry point"
+
+
+def test_the_checker_sees_imports():
+    """The rules above would pass vacuously if _imports found nothing."""
+    assert {"device", "checks", "clocks", "config", "units"} <= _imports("brrr.timing")
+    assert "device" in _imports("brrr.plot._base") or "results" in _imports("brrr.plot._base")

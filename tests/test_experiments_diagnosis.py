@@ -1,0 +1,35 @@
+"""brrr.experiments.diagnosis: the remedies' records (record schema 2) and their page tables."""
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from brrr import reference  # noqa: E402
+from brrr.experiments import diagnosis  # noqa: E402
+from brrr.results import Result  # noqa: E402
+
+
+def test_precision_remedy_records_nbytes():
+    torch.manual_seed(0)
+    result = diagnosis.precision_remedy(nn.Linear(16, 16), torch.randn(4, 16), dtype="bfloat16")
+    f32, low = result.records
+    assert (f32["dtype"], low["dtype"]) == ("float32", "bfloat16")
+    assert "bytes" not in f32 and f32["nbytes"] == 2 * low["nbytes"] > 0    # half the bytes per value
+    assert f32["flops"] == low["flops"] == 2 * 4 * 16 * 16
+    assert "bytes moved" in diagnosis.precision_table(result).to_html()
+
+
+def test_tables_read_the_shipped_reference_records():
+    precision = reference.load("profile_precision", backend=None)
+    batches = reference.load("profile_batches", backend=None)
+    assert precision and batches
+    html = diagnosis.precision_table(precision[0], precision).to_html()
+    assert "bytes moved" in html and "(reference)" in html and "nan" not in html.lower()
+    assert "time per token" in diagnosis.batches_table(batches[0], batches).to_html()
+
+
+def test_reference_headers_name_the_device_briefly():
+    run = Result("compile_block", records=[{"variant": "eager", "seconds": 1e-3}],
+                 meta={"device": {"name": "NVIDIA H100 80GB HBM3"}})
+    html = diagnosis.compile_table(run, [run]).to_html()
+    assert "time per call, H100 80GB HBM3 (reference)" in html
