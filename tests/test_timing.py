@@ -67,6 +67,19 @@ def test_impossible_bandwidth_is_flagged():
     assert any(w.startswith("faster than the spec allows") for w in t.warnings)
 
 
+def test_physics_is_checked_in_hot_mode_too():
+    """A hot call cannot beat DRAM once its working set is far larger than the cache, and no call
+    beats the FLOP peak; a small hot working set may beat DRAM (it is in cache) and is not flagged."""
+    x = np.ones(1 << 10, dtype=np.float32)
+    huge = 1e3 * brrr.device().l2_bytes          # bytes claimed per call: cannot be cache-resident
+    t = bench(np.copy, x, nbytes=huge, cache="hot", budget=0.02)
+    assert any(w.startswith("faster than the spec allows") and "hot mode" in w for w in t.warnings)
+    t = bench(np.copy, x, flops=1e18, cache="hot", budget=0.02)
+    assert any("TFLOP/s is above" in w for w in t.warnings)
+    t = bench(np.copy, x, nbytes=2 * x.nbytes, cache="hot", budget=0.02)
+    assert not any(w.startswith("faster than the spec allows") for w in t.warnings)
+
+
 def test_noisy_samples_are_flagged():
     delays = iter([0.001, 0.004] * 1000)
     t = bench(lambda: time.sleep(next(delays)), budget=0.1, warmup=0.0, min_samples=8)
