@@ -4,11 +4,14 @@ A chapter opens with :func:`intro`: which device measured the page, where its
 roofs come from, which reference GPUs are drawn beside it, and, in a quick
 build, a warning that the numbers are a smoke test. Tables go through
 :func:`table`: units in the headers, numbers with sensible digits, a dash for
-a missing value, no index column.
+a missing value, no index column. A worked problem's answer goes through :func:`answer`: collapsed
+until the reader opens it, in the built book and on Colab alike.
 """
 from __future__ import annotations
 
+import html
 import math
+import re
 
 from . import config
 from .prose import Prose
@@ -122,3 +125,43 @@ def _skip_missing(fn):
             return "–"
         return fn(v)
     return wrapped
+
+
+# --- worked problems ------------------------------------------------------------------
+
+class Answer:
+    """A worked problem's answer, collapsed: an HTML ``<details>`` block that opens on a click, the same in
+    the built book and in Jupyter or Colab (which render a cell's HTML output as it is)."""
+
+    def __init__(self, markdown: str, summary: str = "Answer", facts: dict = None):
+        self.markdown, self.summary, self.facts = markdown, summary, dict(facts or {})
+
+    def _repr_html_(self) -> str:
+        blocks = [b.strip() for b in re.split(r"\n\s*\n", self.markdown) if b.strip()]
+        body = "\n".join(f"<p>{_inline(' '.join(b.split()))}</p>" for b in blocks)
+        return f'<details class="brrr-answer">\n<summary>{html.escape(self.summary)}</summary>\n{body}\n</details>'
+
+    def __repr__(self) -> str:   # what a plain-text front end shows
+        return f"{self.summary}:\n{self.markdown}"
+
+
+def _inline(text: str) -> str:
+    """The inline Markdown the answers use (`code`, **bold**, *italic*) as HTML, everything else escaped."""
+    parts = re.split(r"(`[^`]+`)", text)
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(f"<code>{html.escape(part[1:-1])}</code>")
+            continue
+        part = html.escape(part, quote=False)
+        part = re.sub(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", r"<strong>\1</strong>", part)
+        out.append(re.sub(r"\*(?=\S)(.+?)(?<=\S)\*", r"<em>\1</em>", part))
+    return "".join(out)
+
+
+def answer(text, summary: str = "Answer") -> Answer:
+    """``text`` (a :class:`~brrr.prose.Prose` or Markdown with paragraphs, `code`, **bold** and *italic*)
+    as a collapsed answer: display it from a cell tagged ``remove-input``."""
+    if not str(text).strip():
+        raise ValueError("an answer needs some text")
+    return Answer(str(text), summary, getattr(text, "facts", None))

@@ -1,0 +1,250 @@
+"""Worked problems of Chapters 1 to 3. An answer (``matmul_time``, ...) works the prediction out from the
+device's peaks and the reference GPU's spec sheet (``facts['seconds']``: the predicted time); :func:`check`
+and the other ``*_check`` functions say what a measurement found against it (``REASONS``: why slower or faster)."""
+from __future__ import annotations
+
+from . import Prose
+from . import words as w
+
+REFERENCE = "H100-SXM"   # the reference GPU's key in brrr.specs.GPU_SPECS
+WITHIN = 0.20            # a measurement within 20% of the prediction is "as predicted"
+NEAR_ROOF = 0.5          # half the peak or more is "near the roof"
+
+
+def _whence(dev) -> str:
+    return ("measured on this CPU when brrr first met it, not a hardware limit" if not dev.on_gpu else
+            "derived from its clocks" if dev.spec is None or dev.source.startswith("unknown") else "its spec sheet")
+
+
+def roofs(dev) -> tuple:
+    """``dev``'s FP32 roofline (spec sheet on a known GPU, measured on a CPU) and the reference GPU's (spec)."""
+    from ..roofline import Roofline
+    from ..specs import GPU_SPECS
+    spec = GPU_SPECS[REFERENCE]
+    return (Roofline(peak_flops=dev.peak_flops("float32"), peak_bandwidth=dev.peak_bandwidth, name=dev.name),
+            Roofline(peak_flops=spec.fp32, peak_bandwidth=spec.bandwidth, name=spec.name))
+
+
+def reference_seconds(experiment: str, **match):
+    """``(seconds, run)`` of the shipped reference GPU record of ``experiment`` with the fields ``match``, or None."""
+    from ..reference import load
+    return next(((rec["seconds"], run) for run in load(experiment) for rec in run.records
+                 if all(rec.get(k) == v for k, v in match.items())), None)
+
+
+def _reference(t: float, t_ref: float, found=None) -> str:
+    r = t / t_ref
+    text = f"**{w.seconds(t_ref)}**, " + ("about the same as here." if abs(r - 1) <= w.SAME else
+                                          f"{w.times(r)} faster than here." if r > 1 else
+                                          f"{w.times(1 / r)} as long as here.")
+    return text + ("" if found is None else f" The book's reference run on an {w.device_of(found[1])} "
+                                            f"({w.date_of(found[1])}) took {w.seconds(found[0])} at this size.")
+
+
+def matmul_time(n: int, dev) -> Prose:
+    """Least time of an n x n float32 matmul: 2n^3 FLOPs at the peak, here and on the reference GPU."""
+    (here, ref), flops, nbytes = roofs(dev), 2 * n ** 3, 12 * n ** 2
+    t = here.t_math(flops)
+    text = (f"The matmul does 2n³ = {w.integer(flops)} FLOPs. At this device's FP32 peak, {w.rate(here.peak_flops)} "
+            f"({_whence(dev)}), they take at least **{w.seconds(t)}**. Its three matrices, {w.size(nbytes)}, need "
+            f"only {w.seconds(here.t_mem(nbytes))} at the peak bandwidth, so the arithmetic sets the bound.\n\n"
+            f"On the reference {ref.name}, at the spec sheet's FP32 peak of {w.rate(ref.peak_flops)}: "
+            + _reference(t, ref.t_math(flops), reference_seconds("matmul_vs_size", n=n, dtype="float32")))
+    return Prose(text, {"problem": "matmul", "seconds": t, "n": n})
+
+
+def matmul_ridge(dev) -> Prose:
+    """The n from which a square float32 matmul is compute-bound: n / 6 = ridge, so n = 6 x ridge."""
+    from ..specs import GPU_SPECS
+    here, ref = roofs(dev)
+    n, n_ref = max(1, round(6 * here.ridge)), max(1, round(6 * ref.ridge))
+    tf32 = GPU_SPECS[REFERENCE].tf32_tensor / ref.peak_bandwidth
+    text = (f"Compute-bound means n/6 ≥ ridge, so n ≥ 6 × ridge. Here the ridge is {w.rate(here.peak_flops)} / "
+            f"{w.rate(here.peak_bandwidth, 'B/s')} = {w.number(here.ridge)} FLOP/byte: from about "
+            f"**n = {w.integer(n)}** the roofline allows the full peak.\n\nOn the reference {ref.name} the FP32 "
+            f"ridge is {w.number(ref.ridge)}, so n = {w.integer(n_ref)}; on its TF32 tensor cores it is "
+            f"{w.number(tf32)}, so n = {w.integer(round(6 * tf32))}: the faster the arithmetic, the larger a matmul "
+            "must be to keep it busy.")
+    return Prose(text, {"problem": "ridge", "seconds": here.t_math(2 * n ** 3), "n": n, "reference_n": n_ref})
+
+
+def elementwise_vs_matmul(n: int, dev) -> Prose:
+    """How many times longer an n x n matmul takes than ``x * 2`` on one of its matrices."""
+    (here, ref), flops, nbytes = roofs(dev), 2 * n ** 3, 8 * n ** 2
+    ratio, ratio_ref = (r.t_math(flops) / r.t_mem(nbytes) for r in (here, ref))
+    text = (f"`x * 2` does n² FLOPs, the matmul 2n³: {w.integer(2 * n)} times as many. But `x * 2` reads 4 and "
+            f"writes 4 bytes per element, 1/8 FLOP/byte, far below this device's ridge of {w.number(here.ridge)}: "
+            f"memory-bound, and its bound is {w.size(nbytes)} at the peak bandwidth, {w.seconds(here.t_mem(nbytes))}. "
+            f"The matmul's is {w.seconds(here.t_math(flops))}, so the roofline predicts a ratio of "
+            f"**{w.number(ratio)}**, not {w.integer(2 * n)}.\n\nOn the reference {ref.name} the two bounds are "
+            f"{w.seconds(ref.t_mem(nbytes))} and {w.seconds(ref.t_math(flops))}, a ratio of {w.number(ratio_ref)}: "
+            + ("smaller than here, as its ridge is higher: its FLOPs are cheaper next to its bytes."
+               if ratio_ref < ratio else "larger than here, as its ridge is lower: a FLOP costs more next to a byte."))
+    return Prose(text, {"problem": "elementwise", "seconds": here.t_mem(nbytes), "n": n, "ratio": ratio})
+
+
+def stream_time(kernel: str, elements: int, dev) -> Prose:
+    """Least time of STREAM's 'copy' (8 bytes per float32 element) or 'triad' (12 bytes, 2 FLOPs) of ``elements``."""
+    (here, ref), nbytes = roofs(dev), (8 if kernel == "copy" else 12) * elements
+    t = here.t_mem(nbytes)
+    text = ((f"A copy reads each element once and writes it once, {w.size(nbytes)} in all, and does no arithmetic."
+             if kernel == "copy" else f"The triad reads x and y and writes out: 12 bytes and 2 FLOPs per element, "
+             f"1/6 FLOP/byte, far below this device's ridge of {w.number(here.ridge)}: memory-bound, so its "
+             f"{w.size(nbytes)} set the time.") + f" At this device's peak bandwidth, "
+            f"{w.rate(here.peak_bandwidth, 'B/s')} ({_whence(dev)}), that takes at least **{w.seconds(t)}**.\n\nOn the "
+            f"reference {ref.name}, at the spec sheet's {w.rate(ref.peak_bandwidth, 'B/s')}: "
+            + _reference(t, ref.t_mem(nbytes), reference_seconds("measure_roofline", op=kernel, nbytes=float(nbytes))))
+    return Prose(text, {"problem": kernel, "seconds": t, "nbytes": nbytes, "cache_bytes": dev.l2_bytes})
+
+
+def two_ops(m: int, k: int, dev) -> Prose:
+    """Which of ``A @ v`` (A m x m) and ``B @ B`` (B k x k) is memory-bound, and their least times."""
+    here, ref = roofs(dev)
+    ops = {"A @ v": (2 * m * m, 4 * m * m + 8 * m), "B @ B": (2 * k ** 3, 12 * k * k)}
+    parts = [f"`{name}` does {w.integer(flops)} FLOPs on {w.size(nbytes)}, {w.number(flops / nbytes)} FLOP/byte: "
+             f"**{here.regime(flops, nbytes)}** here (ridge {w.number(here.ridge)}), at least "
+             f"{w.seconds(float(here.time(flops, nbytes)))}; on the reference {ref.name} (ridge {w.number(ref.ridge)}) "
+             f"{ref.regime(flops, nbytes)}, at least {w.seconds(float(ref.time(flops, nbytes)))}."
+             for name, (flops, nbytes) in ops.items()]
+    regimes = {name: here.regime(*op) for name, op in ops.items()}
+    return Prose("\n\n".join(parts), {"problem": "two ops", "regimes": regimes, "ops": ops})
+
+
+def tiny_add(n: int, fixed_cost: float, dev, library: str = "numpy") -> Prose:
+    """The roofline's time of an add of n float32 elements, and the prediction that counts: the fixed cost."""
+    here, ref = roofs(dev)
+    roof = float(here.time(n, 12 * n))
+    text = (f"By the roofline, {w.integer(12 * n)} bytes and {w.integer(n)} FLOPs take {w.seconds(roof)} here and "
+            f"{w.seconds(float(ref.time(n, 12 * n)))} on the reference {ref.name}: the wrong model for a call this "
+            f"small. Predict the fixed cost of a call, which the sweep above measured for `{library}`: "
+            f"**{w.seconds(fixed_cost)}**, {w.times(fixed_cost / roof)} the roofline's time (a GPU adds its launch).")
+    return Prose(text, {"problem": "tiny add", "seconds": fixed_cost, "roofline": roof, "n": n})
+
+
+def add_crossover(fixed_cost: float, dev) -> Prose:
+    """The size at which an add's bytes, at the peak bandwidth, take as long as its fixed cost."""
+    here, ref = roofs(dev)
+    n, n_ref = (max(1, round(fixed_cost * r.peak_bandwidth / 12)) for r in (here, ref))
+    text = (f"The work equals the fixed cost where 12n bytes / bandwidth = {w.seconds(fixed_cost)}: n = fixed cost × "
+            f"{w.rate(here.peak_bandwidth, 'B/s')} / 12 = **{w.integer(n)} elements** ({w.size(12 * n)} moved). "
+            f"There a call should take twice the fixed cost, **{w.seconds(2 * fixed_cost)}**.\n\nOn the reference "
+            f"{ref.name}, with the same fixed cost, n = {w.integer(n_ref)}: a GPU's bandwidth is so high that its "
+            "calls stay overhead-bound to far larger sizes.")
+    return Prose(text, {"problem": "crossover", "seconds": 2 * fixed_cost, "n": n, "nbytes": 12 * n,
+                        "cache_bytes": dev.l2_bytes})
+
+
+def batch_to_amortise(t1: float, width: int, depth: int, dev) -> Prose:
+    """The batch at which an MLP's work, by the roofline, equals its batch-1 time ``t1``."""
+    flops, weights, acts = 2 * depth * width ** 2, 4 * depth * (width * width + width), 16 * depth * width
+    b, b_ref = (max(2, round(min(t1 * r.peak_flops / flops, (t1 * r.peak_bandwidth - weights) / acts)))
+                for r in roofs(dev))   # where the roofline work, max(FLOPs / peak, bytes / bandwidth), reaches t1
+    text = (f"Per sample the {depth} layers do {depth} × 2 × {width}² = {w.integer(flops)} FLOPs and move "
+            f"{w.size(acts)} of activations (each Linear and each ReLU reads and writes {width} floats), and each "
+            f"pass reads the weights once. At this device's peaks that work reaches the batch-1 time of "
+            f"{w.seconds(t1)} at a batch of about **{w.integer(b)}**, where a pass should take **{w.seconds(2 * t1)}**."
+            f"\n\nOn the reference {roofs(dev)[1].name}, were its fixed costs the same, that batch would be "
+            f"{w.integer(b_ref)}: the faster the device, the larger the batch it needs before the work sets the time.")
+    return Prose(text, {"problem": "batch", "seconds": 2 * t1, "batch": b, "on_gpu": dev.on_gpu})
+
+
+_BEAT = "on a CPU the peak is itself a measurement, which this run beat"
+_NOISE = "calls of microseconds are sensitive to what else the machine is doing, and the sweep ran at another moment"
+REASONS = {  # problem: (why slower, why faster; None: the arrays were in the caches, or the CPU's peak was beaten)
+    "matmul": ("a real matmul reaches a share of the peak that grows with n (the next section measures how), and "
+               "less of it while other programs share the machine",
+               _BEAT + "; on a GPU, check whether tensor cores did the work"),
+    "copy": ("no real copy reaches the peak every time, and other programs take their share", None),
+    "triad": ("no real kernel reaches the peak bandwidth, and on a CPU an ordinary store also reads the line it writes "
+              "(write-allocate), a trip the 12 bytes leave out", None),
+    "tiny add": (_NOISE, _NOISE),
+    "crossover": ("a call this short does not reach the peak bandwidth it assumed", None),
+    "batch": ("the layers' small matmuls reach only part of the peak FLOP/s the prediction assumed",
+              "part of the batch-1 time was not a fixed cost after all"),
+}
+
+
+def _s(t) -> float:
+    return getattr(t, "median", t)   # a Timing's median, or seconds as they are
+
+
+def _shaky(*timings) -> str:   # a sentence when the timer found any of ``timings`` (Timings, or seconds: never) noisy
+    return (" The timer found the samples noisy: other programs on the machine may account for part of this."
+            if any(note.startswith("noisy") for t in timings for note in getattr(t, "warnings", ())) else "")
+
+
+def _why(f: dict, slower: bool) -> str:
+    text = REASONS[f["problem"]][0 if slower else 1]
+    if text is None:
+        cached = f["nbytes"] < 4 * f["cache_bytes"]
+        text = f"its {w.size(f['nbytes'])} fit, at least in part, in the caches, faster than DRAM" if cached else _BEAT
+    if f["problem"] == "batch" and f["on_gpu"] != slower:
+        text += (", the more so with PyTorch on one thread, as this sweep runs it" if slower else
+                 ", or the GPU's work ran while the host issued the next calls")
+    return text
+
+
+def check(measured, answer: Prose, what: str = "The measurement") -> Prose:
+    """A measured time (seconds, or a Timing) against the one the answer predicted, in words."""
+    f, seconds = answer.facts, _s(measured)
+    ratio, text, predicted = seconds / f["seconds"], f"{what} took {w.seconds(seconds)}, ", w.seconds(f["seconds"])
+    if abs(ratio - 1) <= WITHIN:
+        outcome, text = "as predicted", text + f"within {w.percent(abs(ratio - 1))} of the predicted {predicted}."
+    elif ratio > 1:
+        outcome, text = "slower", text + f"{w.times(ratio)} the predicted {predicted}: {_why(f, True)}."
+    else:
+        outcome, text = "faster", text + (f"{w.times(1 / ratio)} faster than the predicted {predicted}: "
+                                          f"{_why(f, False)}.")
+    text += "" if outcome == "as predicted" else _shaky(measured)
+    if "roofline" in f:
+        text += f" That is {w.times(seconds / f['roofline'])} the roofline's {w.seconds(f['roofline'])}."
+    return Prose(text, {"outcome": outcome, "ratio": ratio})
+
+
+def ridge_check(timings, sizes, dev) -> Prose:
+    """Matmuls at the ridge size and larger (``sizes``, ascending; ``timings`` each): the share of the peak."""
+    shares = [2 * n ** 3 / _s(t) / dev.peak_flops("float32") for n, t in zip(sizes, timings)]
+    text = f"At the ridge size, n = {w.integer(sizes[0])}, the matmul reached "
+    if shares[0] >= NEAR_ROOF:
+        outcome, text = "near", text + f"{w.percent(shares[0])} of the peak: close to what the roofline allows."
+    else:
+        outcome, text = "below", text + (f"only {w.percent(shares[0])} of the peak, {w.times(1 / shares[0])} slower "
+                                         "than the roofline allows: small calls pay costs it leaves out (Chapter 3).")
+    text += f" At n = {w.integer(sizes[-1])} it reached {w.percent(shares[-1])}" + (
+        ": still far from the peak, so matmuls here must be larger still, or other programs slowed these."
+        if shares[-1] < NEAR_ROOF else ": the ridge is where a matmul *can* become compute-bound; real ones get "
+        "there at larger sizes." if outcome == "below" else ".")
+    return Prose(text, {"outcome": outcome, "shares": shares})
+
+
+def ratio_check(matmul, elementwise, answer: Prose) -> Prose:
+    """The measured ratio of the two times (seconds or Timings), matmul / ``x * 2``, against the predicted one."""
+    f, ratio = answer.facts, _s(matmul) / _s(elementwise)
+    eff_x, eff_mm = f["seconds"] / _s(elementwise), f["seconds"] * f["ratio"] / _s(matmul)
+    text = (f"The matmul took {w.times(ratio)} as long as `x * 2`: nowhere near the {w.integer(2 * f['n'])} the FLOP "
+            "counts suggest, and ")
+    outcome = "as predicted" if abs(ratio / f["ratio"] - 1) <= WITHIN else "smaller" if ratio < f["ratio"] else "larger"
+    text += (f"within {w.percent(abs(ratio / f['ratio'] - 1))} of the roofline's {w.number(f['ratio'])}."
+             if outcome == "as predicted" else f"{outcome} than the roofline's {w.number(f['ratio'])}, because "
+             f"{'`x * 2`' if eff_x < eff_mm else 'the matmul'} ran further below its roof: `x * 2` at "
+             f"{w.percent(eff_x)} of the speed its bytes allow, the matmul at {w.percent(eff_mm)} of the speed "
+             "its FLOPs allow." + _shaky(matmul, elementwise))
+    return Prose(text, {"outcome": outcome, "ratio": ratio})
+
+
+def two_ops_check(matvec, matmul, answer: Prose, dev) -> Prose:
+    """How near ``A @ v`` and ``B @ B`` (seconds or Timings) came to the roof each is bound by, in the answer."""
+    f, parts, shares = answer.facts, [], {}
+    for (name, (flops, nbytes)), t in zip(f["ops"].items(), (matvec, matmul)):
+        roof = "bandwidth" if f["regimes"][name] == "memory-bound" else "FLOP/s"
+        shares[name] = (nbytes / dev.peak_bandwidth if roof == "bandwidth" else flops / dev.peak_flops()) / _s(t)
+        parts.append(f"`{name}` ran at {w.percent(shares[name])} of its roof, the peak {roof}")
+    far = [f"`{name}`" for name, share in shares.items() if share < NEAR_ROOF]
+    above = [f"`{name}`" for name, share in shares.items() if share > w.ABOVE_ROOF]
+    if far:
+        outcome, end = "far", (f"far below for {w.listing(far)}, held back by what the roofline leaves out: the fixed "
+                               f"cost of a call, the caches, idle units or other programs.{_shaky(matvec, matmul)}")
+    else:
+        outcome, end = "near", "both near their roofs, as predicted" + (
+            f": {_BEAT.replace('this run', w.listing(above))}." if above else ".")
+    return Prose(", and ".join(parts) + ": " + end, {"outcome": outcome, "shares": shares})

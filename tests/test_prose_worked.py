@@ -1,0 +1,219 @@
+"""The worked problems of Chapters 1 to 3 (brrr.prose.worked) and their collapsed answers (brrr.book.answer).
+
+The devices and times here are made up, not measurements: each test picks numbers that force one
+wording and checks the text states the numbers the arithmetic gives and the outcome it calls for.
+"""
+import re
+
+import pytest
+
+from brrr import Timing, book
+from brrr.prose import words as w
+from brrr.prose import worked
+from brrr.specs import GPU_SPECS
+
+MiB = 2 ** 20
+H100 = GPU_SPECS["H100-SXM"]
+
+
+class FakeDevice:
+    """What the worked problems read of a device: peaks, name, where the peaks come from, cache size."""
+
+    def __init__(self, flops=100e9, bandwidth=20e9, on_gpu=False, spec=None, source="measured", l2=32 * MiB):
+        self.flops, self.peak_bandwidth, self.on_gpu = flops, bandwidth, on_gpu
+        self.spec, self.source, self.l2_bytes = spec, source, l2
+        self.name = "Test GPU" if on_gpu else "Test CPU (2 threads)"
+
+    def peak_flops(self, dtype="float32", tensor_cores=False):
+        return self.flops
+
+
+CPU = FakeDevice()   # ridge 5 FLOP/byte
+
+
+def timing(seconds, warnings=()):
+    return Timing(samples=[seconds] * 5, floor=1e-7, backend="cpu", mode="flush", warnings=list(warnings))
+
+
+# --- the answers ---------------------------------------------------------------------------------
+
+def test_roofs_are_the_device_and_the_h100_spec_sheet():
+    here, ref = worked.roofs(CPU)
+    assert (here.peak_flops, here.peak_bandwidth, here.ridge) == (100e9, 20e9, 5)
+    assert (ref.peak_flops, ref.peak_bandwidth, ref.name) == (H100.fp32, H100.bandwidth, "NVIDIA H100 SXM")
+
+
+def test_matmul_time_on_a_cpu():
+    p = worked.matmul_time(100, CPU)
+    t, t_ref = 2e6 / 100e9, 2e6 / H100.fp32
+    assert p.facts == {"problem": "matmul", "seconds": pytest.approx(t), "n": 100}
+    text = str(p)
+    assert "2n³ = 2,000,000 FLOPs" in text and f"**{w.seconds(t)}**" in text
+    assert "measured on this CPU" in text and f"**{w.seconds(t_ref)}**, {w.times(t / t_ref)} faster than here" in text
+    assert "reference run" not in text   # no reference run has n = 100
+
+
+def test_matmul_time_quotes_the_reference_run_where_one_has_that_size():
+    seconds, run = worked.reference_seconds("matmul_vs_size", n=1024, dtype="float32")
+    text = str(worked.matmul_time(1024, CPU))
+    assert f"The book's reference run on an {run.meta['device']['name']}" in text
+    assert f"took {w.seconds(seconds)} at this size" in text
+
+
+@pytest.mark.parametrize("dev, whence, relation", [
+    (FakeDevice(H100.fp32, H100.bandwidth, True, H100, H100.source), "its spec sheet", "about the same as here"),
+    (FakeDevice(1e15, 1e13, True, None, "unknown GPU: derived"), "derived from its clocks", "as long as here"),
+])
+def test_matmul_time_on_gpus(dev, whence, relation):
+    text = str(worked.matmul_time(100, dev))
+    assert whence in text and relation in text
+
+
+def test_matmul_ridge():
+    p = worked.matmul_ridge(CPU)
+    assert p.facts["n"] == 30 and p.facts["reference_n"] == round(6 * H100.fp32 / H100.bandwidth)
+    assert "**n = 30**" in str(p) and f"n = {w.integer(round(6 * H100.tf32_tensor / H100.bandwidth))}" in str(p)
+
+
+@pytest.mark.parametrize("dev, word", [(CPU, "smaller than here"), (FakeDevice(1e15, 1e9), "larger than here")])
+def test_elementwise_vs_matmul(dev, word):
+    n = 64
+    p = worked.elementwise_vs_matmul(n, dev)
+    ratio = (2 * n ** 3 / dev.flops) / (8 * n ** 2 / dev.peak_bandwidth)
+    assert p.facts["ratio"] == pytest.approx(ratio)
+    assert p.facts["seconds"] == pytest.approx(8 * n * n / dev.peak_bandwidth)
+    assert f"**{w.number(ratio)}**, not 128" in str(p) and word in str(p)
+
+
+def test_stream_times():
+    copy = worked.stream_time("copy", 2 ** 26, CPU)
+    assert copy.facts["seconds"] == pytest.approx(8 * 2 ** 26 / 20e9) and copy.facts["nbytes"] == 8 * 2 ** 26
+    seconds, _ = worked.reference_seconds("measure_roofline", op="copy", nbytes=float(8 * 2 ** 26))
+    assert "512 MiB in all" in str(copy) and w.seconds(seconds) in str(copy)
+    triad = worked.stream_time("triad", 1000, CPU)
+    assert triad.facts["seconds"] == pytest.approx(12000 / 20e9) and "1/6 FLOP/byte" in str(triad)
+    assert "reference run" not in str(triad)
+
+
+def test_two_ops_regimes_here_and_on_the_reference():
+    p = worked.two_ops(4096, 64, CPU)   # B @ B: 64/6 FLOP/byte, above this ridge (5), below the H100's (20)
+    assert p.facts["regimes"] == {"A @ v": "memory-bound", "B @ B": "compute-bound"}
+    b_part = str(p).split("\n\n")[1]
+    assert "**compute-bound** here" in b_part and "(ridge 20) memory-bound" in b_part
+
+
+def test_overhead_answers():
+    tiny = worked.tiny_add(16, 1e-6, CPU, "numpy")
+    assert tiny.facts["seconds"] == 1e-6 and tiny.facts["roofline"] == pytest.approx(192 / 20e9)
+    assert "**1 µs**" in str(tiny) and "`numpy`" in str(tiny)
+    cross = worked.add_crossover(1e-6, CPU)
+    assert cross.facts["n"] == 1667 and cross.facts["seconds"] == 2e-6
+    assert "**1,667 elements**" in str(cross) and f"n = {w.integer(round(1e-6 * H100.bandwidth / 12))}" in str(cross)
+
+
+def test_batch_to_amortise():
+    p = worked.batch_to_amortise(72e-6, 128, 4, CPU)   # FLOPs: 72e-6 * 1e11 / 131072 = 54.9; bytes: 143
+    assert p.facts["batch"] == 55 and p.facts["seconds"] == pytest.approx(144e-6) and "**55**" in str(p)
+    assert worked.batch_to_amortise(1e-9, 128, 4, CPU).facts["batch"] == 2   # never below 2
+
+
+# --- the checks ----------------------------------------------------------------------------------
+
+def test_check_outcomes():
+    answer = worked.matmul_time(100, CPU)
+    t = answer.facts["seconds"]
+    same = worked.check(1.1 * t, answer, "The matmul")
+    assert same.facts["outcome"] == "as predicted" and "within 10% of the predicted" in str(same)
+    slow = worked.check(timing(3 * t), answer)
+    assert slow.facts["outcome"] == "slower" and "3 times the predicted" in str(slow) and "grows with n" in str(slow)
+    fast = worked.check(t / 2, answer)
+    assert fast.facts["outcome"] == "faster" and "2 times faster than the predicted" in str(fast)
+    assert "tensor cores" in str(fast)
+
+
+def test_check_says_whether_the_arrays_fit_in_the_caches():
+    small, large = worked.stream_time("copy", 1000, CPU), worked.stream_time("copy", 2 ** 26, CPU)
+    assert "caches" in str(worked.check(small.facts["seconds"] / 2, small))
+    text = str(worked.check(large.facts["seconds"] / 2, large))
+    assert "caches" not in text and "the peak is itself a measurement" in text
+    assert "write-allocate" in str(worked.check(1.0, worked.stream_time("triad", 1000, CPU)))
+
+
+def test_check_batch_reasons_depend_on_the_device():
+    cpu, gpu = (worked.batch_to_amortise(72e-6, 128, 4, d) for d in (CPU, FakeDevice(on_gpu=True)))
+    assert "one thread" in str(worked.check(1.0, cpu)) and "one thread" not in str(worked.check(1.0, gpu))
+    assert "host issued" in str(worked.check(1e-6, gpu)) and "host issued" not in str(worked.check(1e-6, cpu))
+
+
+def test_check_puts_the_roofline_beside_the_fixed_cost():
+    text = str(worked.check(1.5e-6, worked.tiny_add(16, 1e-6, CPU)))
+    assert "1.5 times the predicted 1 µs" in text and "sweep ran at another moment" in text
+    assert f"That is {w.times(1.5e-6 / (192 / 20e9))} the roofline's" in text
+
+
+def test_noisy_timings_are_named_only_when_they_matter():
+    answer = worked.matmul_time(100, CPU)
+    t = answer.facts["seconds"]
+    noisy = ["noisy: the middle half of the samples spans 30% of the median"]
+    assert "timer found the samples noisy" in str(worked.check(timing(3 * t, noisy), answer))
+    assert "noisy" not in str(worked.check(timing(3 * t), answer))
+    assert "noisy" not in str(worked.check(timing(t, noisy), answer))   # as predicted: nothing to explain
+
+
+def test_ridge_check_outcomes():
+    sizes = [30, 120, 480]
+    at_peak = [2 * n ** 3 / 100e9 for n in sizes]
+    near = worked.ridge_check([timing(t) for t in at_peak], sizes, CPU)
+    assert near.facts["outcome"] == "near" and str(near).endswith("it reached 100%.")
+    late = worked.ridge_check([at_peak[0] * 20, at_peak[1] * 5, at_peak[2]], sizes, CPU)
+    assert late.facts["outcome"] == "below" and "only 5% of the peak, 20 times slower" in str(late)
+    assert "*can* become compute-bound" in str(late)
+    never = worked.ridge_check([t * 20 for t in at_peak], sizes, CPU)
+    assert "must be larger still" in str(never) and never.facts["shares"][-1] == pytest.approx(0.05)
+
+
+def test_ratio_check_outcomes():
+    answer = worked.elementwise_vs_matmul(64, CPU)   # predicted ratio 3.2
+    t_x, t_mm = answer.facts["seconds"], answer.facts["seconds"] * answer.facts["ratio"]
+    same = worked.ratio_check(t_mm, t_x, answer)
+    assert same.facts["outcome"] == "as predicted" and "nowhere near the 128" in str(same)
+    small = worked.ratio_check(timing(t_mm), timing(2 * t_x), answer)
+    assert small.facts["outcome"] == "smaller" and "because `x * 2` ran further below its roof" in str(small)
+    assert "`x * 2` at 50%" in str(small)
+    large = worked.ratio_check(4 * t_mm, t_x, answer)
+    assert large.facts["outcome"] == "larger" and "because the matmul ran further" in str(large)
+    assert "the matmul at 25%" in str(large)
+
+
+def test_two_ops_check_outcomes():
+    answer = worked.two_ops(4096, 64, CPU)
+    (mv_flops, mv_bytes), (mm_flops, mm_bytes) = answer.facts["ops"].values()
+    matvec, matmul = mv_bytes / 20e9, mm_flops / 100e9   # each at its own roof
+    ok = worked.two_ops_check(timing(matvec), timing(matmul), answer, CPU)
+    assert ok.facts["outcome"] == "near" and "`A @ v` ran at 100% of its roof, the peak bandwidth" in str(ok)
+    assert "`B @ B` ran at 100% of its roof, the peak FLOP/s" in str(ok) and str(ok).endswith("as predicted.")
+    above = worked.two_ops_check(matvec / 1.5, matmul, answer, CPU)
+    assert above.facts["outcome"] == "near" and "150% of its roof" in str(above)
+    assert str(above).endswith("as predicted: on a CPU the peak is itself a measurement, which `A @ v` beat.")
+    one = worked.two_ops_check(timing(3 * matvec, ["noisy: ..."]), matmul, answer, CPU)
+    assert one.facts["outcome"] == "far" and one.facts["shares"]["A @ v"] == pytest.approx(1 / 3)
+    assert "33% of its roof" in str(one) and "far below for `A @ v`," in str(one) and "timer found" in str(one)
+    both = worked.two_ops_check(3 * matvec, 4 * matmul, answer, CPU)
+    assert "far below for `A @ v` and `B @ B`" in str(both) and "25% of its roof" in str(both)
+
+
+# --- the collapsed answer ------------------------------------------------------------------------
+
+def test_answer_is_a_details_block_with_escaped_markdown():
+    p = worked.matmul_time(100, CPU)
+    a = book.answer(p)
+    html = a._repr_html_()
+    assert html.startswith('<details class="brrr-answer">\n<summary>Answer</summary>') and html.endswith("</details>")
+    assert html.count("<p>") == 2 and "<strong>" in html and "**" not in html
+    assert a.facts == p.facts and str(p) in repr(a)
+    tricky = book.answer("`x * 2` and <b>not bold</b>, *really*, x * 2 * 3", summary="Why?")._repr_html_()
+    assert "<code>x * 2</code>" in tricky and "&lt;b&gt;not bold&lt;/b&gt;" in tricky
+    assert "<em>really</em>" in tricky and "x * 2 * 3" in tricky and "<summary>Why?</summary>" in tricky
+    assert not re.search(r"<em>[^<]*2", tricky)
+    with pytest.raises(ValueError, match="needs some text"):
+        book.answer("  ")
