@@ -174,7 +174,9 @@ def _shaky(*timings) -> str:   # a sentence when the timer found any of ``timing
 
 
 def _why(f: dict, slower: bool) -> str:
-    text = REASONS[f["problem"]][0 if slower else 1]
+    """Why a measurement missed the prediction: the answer's own ``reasons`` fact (another module's
+    problems bring theirs), else this module's :data:`REASONS` for its ``problem``."""
+    text = (f.get("reasons") or REASONS[f["problem"]])[0 if slower else 1]
     if text is None:
         cached = f["nbytes"] < 4 * f["cache_bytes"]
         text = f"its {w.size(f['nbytes'])} fit, at least in part, in the caches, faster than DRAM" if cached else _BEAT
