@@ -12,7 +12,7 @@ compute-bound and the speed-up levels off at ``2 * itemsize * ridge / flops_per_
 from __future__ import annotations
 
 from .. import config
-from ..kernel_source import OPS as KERNEL_OPS, traffic
+from ..kernel_source import OPS as KERNEL_OPS, _check_op, traffic
 from ..roofline import Roofline
 from . import _arrays
 
@@ -27,9 +27,8 @@ KS = {   # sweep -> (full-size chain lengths, quick-mode chain lengths)
 
 
 def check_op(op):
-    """``op`` if it is one of :data:`OPS`, else a ValueError naming them."""
-    if not isinstance(op, str) or op not in OPS:
-        raise ValueError(f"op must be one of {tuple(OPS)}, got {op!r}")
+    """``op`` if it is one of :data:`OPS` (brrr.kernels' own), else a ValueError naming them."""
+    _check_op(op)
     return op
 
 

@@ -72,7 +72,7 @@ def _fused_runner(dev, dtype, n):
     if dev.on_gpu:
         try:
             import torch
-            x = _arrays.full(n, 1.0, dtype, "torch", "cuda")
+            x = dev.full(n, 1.0, dtype, "torch")   # on dev.torch_device
 
             def make(repeat):
                 torch._dynamo.reset()  # a fresh graph per repeat count
