@@ -416,6 +416,7 @@ import brrr
 print(json.dumps(out))
 """
     (tmp_path / "outside.txt").write_text("secret")
+    sandbox.hand_over(str(work))
     env = sandbox.kernel_env(str(work))
     proc = subprocess.run(sandbox.wrap([sys.executable, "-c", probe], str(work), env, "bubblewrap"),
                           capture_output=True, text=True, timeout=120)

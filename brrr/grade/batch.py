@@ -18,7 +18,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -118,6 +117,7 @@ def _run(batch: Batch, nb: dict, submission: str, run_dir: str) -> tuple:
         shutil.copytree(batch.exercise.public_tests, os.path.join(work, "tests"))
     if os.path.isdir(batch.peaks_cache):
         shutil.copytree(batch.peaks_cache, os.path.join(work, ".cache"))
+    sandbox.hand_over(work)
     import psutil
     spare = {p.pid for p in psutil.Process().children()}
     command = [sys.executable, "-m", "brrr.grade.runner", notebook, work, out, repr(batch.cell_timeout),
@@ -200,12 +200,14 @@ def grade_one(submission: str, batch: Batch) -> list:
     if cell_timeout:
         notes.append(f"cell {cell_timeout['cell']} ran past {batch.cell_timeout:g} s and the kernel was "
                      "killed; answers given before it were graded")
-    if status.get("kernel_died"):
+    if status.get("over_limit"):
+        notes.append(f"{status['over_limit']}, so the kernel was killed; answers given before that were graded")
+    elif status.get("kernel_died"):
         notes.append("the kernel died; answers given before that were graded")
     if status.get("runner_error"):
         notes.append(f"the run failed ({status['runner_error']})")
     errors = status.get("errors", [])
-    if problem:
+    if problem or status.get("runner_error"):  # not scored, or the notebook never ran in full
         state = "failed"
     elif whole_timeout or cell_timeout:
         state = "timed out"

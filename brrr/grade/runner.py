@@ -16,7 +16,7 @@ import json
 import os
 import sys
 
-from . import sandbox
+from . import limits, sandbox
 from ..cache import write_text
 
 EXPORT = "print(__import__('brrr.grade.answers', fromlist=['snapshot']).snapshot(globals()), end='')"
@@ -33,8 +33,13 @@ def _kernel_manager(workdir: str, level: str):
             argv = super().format_kernel_cmd(extra_arguments)
             return sandbox.wrap(argv, workdir, sandbox.kernel_env(workdir), level)
 
+        def write_connection_file(self, **kwargs):
+            super().write_connection_file(**kwargs)
+            sandbox.hand_over(self.connection_file)  # the kernel must read it
+
     sockets = os.path.join(workdir, ".kernel")
     os.makedirs(sockets, exist_ok=True)
+    sandbox.hand_over(sockets)
     return SandboxedKernelManager(kernel_name="python3", transport="ipc",
                                   ip=os.path.join(sockets, "k"),
                                   connection_file=os.path.join(sockets, "connection.json"))
@@ -62,7 +67,7 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
     nb = nbformat.read(notebook, as_version=4)
     code_cells = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     status = {"cells": len(code_cells), "executed": 0, "errors": [], "timed_out": None,
-              "kernel_died": False, "snapshot_failures": 0, "level": level}
+              "kernel_died": False, "over_limit": "", "snapshot_failures": 0, "level": level}
     snapshot_path, status_path = os.path.join(outdir, "snapshot.json"), os.path.join(outdir, "status.json")
     write_text(status_path, json.dumps(status))
     km = _kernel_manager(workdir, level)
@@ -70,7 +75,9 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
                             kernel_name="python3", resources={"metadata": {"path": workdir}},
                             startup_timeout=120)
     env = sandbox.kernel_env(workdir)
+    watch = limits.FolderWatch(workdir, on_exceed=sandbox.kill_descendants)
     with client.setup_kernel(env=env, cwd=workdir):
+        watch.start()
         for number, index in enumerate(code_cells, start=1):
             cell = nb.cells[index]
             try:
@@ -81,6 +88,8 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
             except DeadKernelError:
                 status["kernel_died"] = True
                 break
+            if watch.reason:  # killed between the cell's reply and here
+                break
             status["executed"] = number
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
@@ -89,6 +98,8 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
             if not _snapshot(client, snapshot_path):
                 status["snapshot_failures"] += 1
             write_text(status_path, json.dumps(status))
+    watch.stop()
+    status["over_limit"] = watch.reason
     write_text(status_path, json.dumps(status))
     return status
 

@@ -8,7 +8,9 @@ Levels, strongest first (``level()`` picks the strongest this machine offers):
     package read-only, a private ``/tmp`` and its one throwaway folder, and nothing else
     (no repository, no hidden tests, no autograder zip, no other submission, no output CSV,
     no network). When its first process ends, the kernel ends every process in the
-    namespace, so nothing survives it.
+    namespace, so nothing survives it. Its processes, file sizes, /tmp and folder are
+    bounded (``brrr.grade.limits``). A grader running as root runs it as the user ``nobody``
+    (the kernel exempts root from the process limit), in every namespace but the user one.
 ``none``
     Plain processes under the grader's own user: the throwaway folder and a fresh session,
     and every descendant is found (the grader is a child subreaper, so even a process that
@@ -28,6 +30,8 @@ import signal
 import subprocess
 import sys
 
+from . import limits
+
 LEVELS = ("bubblewrap", "none")
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -36,17 +40,21 @@ def bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
-@functools.lru_cache(maxsize=None)
-def bubblewrap_works() -> bool:
-    """True when bwrap exists and can make the namespaces (a kernel may forbid them)."""
-    if not bwrap():
-        return False
+def _probe(command: list) -> bool:
     try:
-        probe = subprocess.run(wrap(["/bin/true"], os.getcwd(), {}, level="bubblewrap", bind_workdir=False),
-                               capture_output=True, timeout=30)
+        return subprocess.run(command, capture_output=True, timeout=60).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return probe.returncode == 0
+
+
+@functools.lru_cache(maxsize=None)
+def bubblewrap_works() -> bool:
+    """True when bwrap exists, can make the namespaces (a kernel may forbid them) and can
+    start Python under the submission's limits."""
+    if not bwrap():
+        return False
+    return _probe(_bwrap_command(limits.command("bubblewrap", ["/bin/true"]), os.getcwd(), {},
+                                 bind_workdir=False))
 
 
 def level(requested: str = "auto") -> str:
@@ -64,8 +72,10 @@ def level(requested: str = "auto") -> str:
 def describe(name: str) -> str:
     """One line for the grader's output."""
     if name == "bubblewrap":
-        return ("isolation: bubblewrap (each submission in its own namespaces: read-only system, "
-                "private folder and /tmp, no network, no view of tests or other submissions)")
+        user = "as the user nobody, " if os.geteuid() == 0 else ""
+        return ("isolation: bubblewrap (each submission in its own namespaces, " + user +
+                "with a read-only system, a private folder and /tmp, no network, no view of tests or "
+                "other submissions, and bounded processes, file sizes and disk use)")
     return ("isolation: none (plain processes: submissions run with your permissions and can read "
             "and change your files; grade only trusted work this way, or install bubblewrap)")
 
@@ -83,15 +93,48 @@ def readonly_paths() -> list:
     return out
 
 
-def wrap(argv: list, workdir: str, env: dict, level: str, bind_workdir: bool = True) -> list:
-    """The command that runs ``argv`` at isolation ``level`` with ``workdir`` as its folder."""
+def wrap(argv: list, workdir: str, env: dict, level: str) -> list:
+    """The command that runs ``argv`` at isolation ``level`` with ``workdir`` as its folder,
+    under the limits of ``brrr.grade.limits`` (give the folder away first: :func:`hand_over`)."""
+    argv = limits.command(level, argv)
     if level == "none":
-        return list(argv)
-    command = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-               "--hostname", "brrr-grade", "--clearenv"]
+        return argv
+    return _bwrap_command(argv, workdir, env)
+
+
+def hand_over(path: str) -> None:
+    """Give ``path`` (a submission's folder with everything in it, or one file) to the user its
+    sandbox runs as: ``nobody`` when the grader is root (see ``brrr.grade.limits``), else
+    nothing to do."""
+    if os.geteuid() != 0:
+        return
+    os.chown(path, limits.NOBODY, limits.NOBODY, follow_symlinks=False)
+    if not os.path.isdir(path) or os.path.islink(path):
+        return
+    for folder, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.chown(os.path.join(folder, name), limits.NOBODY, limits.NOBODY, follow_symlinks=False)
+    # bwrap enters it as root without capabilities, so as an "other" user
+    os.chmod(path, os.stat(path).st_mode | 0o711)
+
+
+def _bwrap_command(argv: list, workdir: str, env: dict, bind_workdir: bool = True) -> list:
+    if os.geteuid() == 0:
+        # root: no user namespace (it would map the sandbox to root, whom the kernel exempts
+        # from the process limit); the limits step turns into nobody, then has no capabilities
+        namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                      "--unshare-cgroup-try"]
+        capabilities = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        namespaces, capabilities = ["--unshare-all"], ["--cap-drop", "ALL"]
+    command = [bwrap()] + namespaces + ["--die-with-parent", "--new-session"] + capabilities + [
+        "--hostname", "brrr-grade", "--clearenv"]
     # /tmp first: Python or brrr may live under /tmp (a fresh clone), and a later mount
     # would hide them
-    command += ["--tmpfs", "/tmp"]
+    command += ["--perms", "01777", "--size", str(limits.TMP_BYTES), "--tmpfs", "/tmp"]
+    binds = readonly_paths() + ([workdir] if bind_workdir else [])
+    for folder in _ancestors(binds):  # bwrap would make them 0700, closed to nobody
+        command += ["--perms", "0755", "--dir", folder]
     for path in readonly_paths():
         command += ["--ro-bind", path, path]
     command += ["--ro-bind-try", "/sys", "/sys",  # CPU caches and GPU enumeration are read from /sys
@@ -104,6 +147,18 @@ def wrap(argv: list, workdir: str, env: dict, level: str, bind_workdir: bool = T
     for key, value in env.items():
         command += ["--setenv", key, value]
     return command + ["--"] + list(argv)
+
+
+def _ancestors(paths: list) -> list:
+    """Every folder above ``paths`` (parents first), but the root and /tmp."""
+    out = []
+    for path in paths:
+        parts = os.path.abspath(path).split(os.sep)[1:-1]
+        for i in range(1, len(parts) + 1):
+            folder = os.sep + os.path.join(*parts[:i])
+            if folder != "/tmp" and folder not in out:
+                out.append(folder)
+    return out
 
 
 def kernel_env(workdir: str) -> dict:

@@ -1,0 +1,128 @@
+"""What one submission may use, and how each limit is enforced.
+
+- **Processes and threads:** at most ``MAX_TASKS`` (``RLIMIT_NPROC``), so a fork bomb gets
+  "Resource temporarily unavailable" instead of filling the machine. Bubblewrap level only:
+  Linux counts this per user, and per user namespace. The kernel exempts root, so under a root
+  grader this step also becomes the user ``nobody`` (no capabilities left) before the kernel
+  starts.
+- **One file:** at most ``MAX_FILE_BYTES`` (``RLIMIT_FSIZE``; every level, root included).
+- **/tmp:** a private tmpfs of ``TMP_BYTES`` (bubblewrap level).
+- **Its folder:** ``FOLDER_BYTES`` on disk and ``FOLDER_FILES`` entries in all, checked twice a
+  second by the runner (:class:`FolderWatch`). Past either, the kernel is killed and the answers
+  given before count.
+
+The limits are set inside the sandbox, just before the kernel starts::
+
+    python -I .../brrr/grade/limits.py LEVEL -- KERNEL_ARGV...
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+NOBODY = 65534                # user and group that sandboxes of a root grader run as
+MAX_TASKS = 1024              # processes and threads in one sandbox
+MAX_FILE_BYTES = 1 << 30      # bytes in any one file a submission writes
+TMP_BYTES = 1 << 30           # bytes of its private /tmp
+FOLDER_BYTES = 2 << 30        # bytes on disk in its folder, all files together
+FOLDER_FILES = 100_000        # files and folders in its folder
+WATCH_SECONDS = 0.5           # how often the folder is measured
+
+
+def _lower(which: int, value: int) -> None:
+    import resource
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
+def apply(level: str) -> None:
+    """Set this process's limits (inherited by everything it starts) for isolation ``level``."""
+    import resource
+    _lower(resource.RLIMIT_FSIZE, MAX_FILE_BYTES)
+    if level == "bubblewrap":
+        _lower(resource.RLIMIT_NPROC, MAX_TASKS)
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)  # from root to another user: every capability is dropped
+
+
+def command(level: str, argv: list) -> list:
+    """``argv`` preceded by what sets the limits of ``level`` and then becomes ``argv``: this
+    file, run by its path (no package import, so it starts in milliseconds)."""
+    return [sys.executable, "-I", os.path.abspath(__file__), level, "--"] + list(argv)
+
+
+def folder_usage(path: str, max_entries: int = FOLDER_FILES) -> tuple:
+    """(bytes on disk, entries) under ``path``, symlinks not followed; stops counting entries
+    at ``max_entries + 1``. Sparse files count what they occupy, not their length."""
+    total, entries, stack = 0, 0, [path]
+    while stack and entries <= max_entries:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    entries += 1
+                    if entries > max_entries:
+                        break
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    blocks = getattr(st, "st_blocks", None)
+                    total += st.st_size if blocks is None else blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return total, entries
+
+
+class FolderWatch(threading.Thread):
+    """Measures ``path`` every ``WATCH_SECONDS``; past a limit, sets ``reason`` and calls
+    ``on_exceed()`` once (the runner kills the kernel there)."""
+
+    def __init__(self, path: str, on_exceed, max_bytes: int = FOLDER_BYTES,
+                 max_entries: int = FOLDER_FILES):
+        super().__init__(daemon=True, name="brrr-folder-watch")
+        self.path, self.on_exceed = path, on_exceed
+        self.max_bytes, self.max_entries = max_bytes, max_entries
+        self.reason = ""
+        self._done = threading.Event()
+
+    def check(self) -> str:
+        """The limit the folder is past now, as a reason, or ''."""
+        from ..units import format_bytes
+        used, entries = folder_usage(self.path, self.max_entries)
+        if entries > self.max_entries:
+            return f"it made more than {self.max_entries:,} files in its folder"
+        if used > self.max_bytes:
+            return f"it wrote more than {format_bytes(self.max_bytes)} to its folder"
+        return ""
+
+    def run(self) -> None:
+        while not self._done.wait(WATCH_SECONDS):
+            reason = self.check()
+            if reason:
+                self.reason = reason
+                self.on_exceed()
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) < 3 or argv[1] != "--":
+        print("usage: python limits.py LEVEL -- ARGV...", file=sys.stderr)
+        return 2
+    apply(argv[0])
+    os.execv(argv[2], argv[2:])
+    return 127  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""What one submission may use (brrr.grade.limits): processes, file sizes, /tmp, its folder.
+
+A fork bomb and a disk filler must not take the grading machine down: the limits hold inside
+the sandbox, the watch on a submission's folder fires, and a batch with a fork bomb in it
+still grades the honest notebook beside it, leaving no process behind.
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from brrr import grade as g
+from brrr.grade import limits, sandbox
+from grading_toy import CORRECT, make_exercise, notebook
+from test_grade import by_submission, full, needs_bwrap
+
+
+def test_folder_usage_counts_blocks_not_lengths(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "data.bin").write_bytes(os.urandom(256 * 1024))
+    with open(tmp_path / "sparse.bin", "wb") as f:  # a large length that occupies nothing
+        f.seek(64 << 20)
+        f.write(b"x")
+    used, entries = limits.folder_usage(str(tmp_path))
+    assert entries == 3
+    assert 256 * 1024 <= used < 8 << 20, "the sparse file's length was counted"
+
+
+def test_folder_usage_stops_counting_past_the_entry_limit(tmp_path):
+    for i in range(30):
+        (tmp_path / f"f{i}").write_text("x")
+    used, entries = limits.folder_usage(str(tmp_path), max_entries=10)
+    assert entries == 11
+
+
+def test_the_watch_fires_once_with_a_reason(tmp_path):
+    fired = []
+    watch = limits.FolderWatch(str(tmp_path), on_exceed=lambda: fired.append(time.time()),
+                               max_bytes=1 << 20, max_entries=50)
+    assert watch.check() == ""
+    watch.start()
+    (tmp_path / "big.bin").write_bytes(os.urandom(2 << 20))
+    watch.join(timeout=10 * limits.WATCH_SECONDS)
+    assert not watch.is_alive() and len(fired) == 1
+    assert watch.reason.startswith("it wrote more than 1")
+    (tmp_path / "big.bin").unlink()
+    for i in range(60):
+        (tmp_path / f"f{i}").write_text("x")
+    assert "more than 50 files" in watch.check()
+
+
+def test_a_stopped_watch_never_fires(tmp_path):
+    fired = []
+    watch = limits.FolderWatch(str(tmp_path), on_exceed=lambda: fired.append(1), max_bytes=10)
+    watch.start()
+    watch.stop()
+    watch.join(timeout=5)
+    (tmp_path / "late.bin").write_bytes(b"x" * 4096)
+    time.sleep(2 * limits.WATCH_SECONDS)
+    assert not watch.is_alive() and fired == []
+
+
+def test_the_limits_step_refuses_a_malformed_command(capsys):
+    assert limits.main(["bubblewrap", "/bin/true"]) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def test_plain_processes_get_the_file_size_limit_only(tmp_path):
+    probe = ("import resource, os; print(resource.getrlimit(resource.RLIMIT_FSIZE)[0], "
+             "resource.getrlimit(resource.RLIMIT_NPROC)[0], os.getuid())")
+    proc = subprocess.run(sandbox.wrap([sys.executable, "-c", probe], str(tmp_path), {}, "none"),
+                          capture_output=True, text=True, timeout=60)
+    fsize, nproc, uid = (int(v) for v in proc.stdout.split())
+    assert fsize == limits.MAX_FILE_BYTES
+    assert nproc != limits.MAX_TASKS and uid == os.getuid()
+
+
+PROBE = f"""
+import json, os, resource, time
+out = {{"uid": os.getuid(), "caps": open("/proc/self/status").read().split("CapEff:")[1].split()[0]}}
+try:
+    with open("too-big.bin", "wb") as f:
+        f.seek({limits.MAX_FILE_BYTES})
+        f.write(b"x")
+    out["big_file"] = True
+except OSError:
+    out["big_file"] = False
+os.remove("too-big.bin") if os.path.exists("too-big.bin") else None
+st = os.statvfs("/tmp")
+out["tmp_bytes"] = st.f_blocks * st.f_frsize
+children = 0
+try:
+    while children < 4 * {limits.MAX_TASKS}:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        children += 1
+except OSError:
+    pass
+out["children"] = children
+print(json.dumps(out), flush=True)
+os._exit(0)
+"""
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_the_sandbox_bounds_processes_file_sizes_and_tmp():
+    work = tempfile.mkdtemp(prefix="brrr-limits-")
+    try:
+        sandbox.hand_over(work)
+        env = sandbox.kernel_env(work)
+        proc = subprocess.run(sandbox.wrap([sys.executable, "-c", PROBE], work, env, "bubblewrap"),
+                              capture_output=True, text=True, timeout=180)
+        assert proc.returncode == 0, proc.stderr
+        seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    finally:
+        subprocess.run(["rm", "-rf", work])
+    assert seen["big_file"] is False, "a file past MAX_FILE_BYTES was written"
+    assert seen["tmp_bytes"] <= limits.TMP_BYTES
+    assert 0 < seen["children"] < limits.MAX_TASKS, "the process limit did not hold"
+    if os.geteuid() == 0:
+        assert seen["uid"] == limits.NOBODY and int(seen["caps"], 16) == 0
+
+
+BOMB = '''import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass
+'''
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_fork_bomb_in_a_batch_harms_nobody_else(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRRR_QUICK", "1")
+    toy = make_exercise(tmp_path / "toy")
+    bomb = notebook(tmp_path / "bomb.ipynb", CORRECT[0], BOMB, *CORRECT[1:])
+    good = notebook(tmp_path / "good.ipynb", *CORRECT)
+    out = tmp_path / "scores.csv"
+    import psutil
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    start = time.time()
+    code = g.main([toy, bomb, good, "--out", str(out), "--timeout", "120", "--cell-timeout", "10",
+                   "--isolation", "bubblewrap"])
+    assert time.time() - start < 240
+    assert code == 0
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = [dict(r, score=float(r["score"]), possible=float(r["possible"])) for r in csv.DictReader(f)]
+    by = by_submission(rows)
+    assert full(by[good]), "the notebook after the bomb was not graded in full"
+    assert by[bomb]["q1"]["score"] == 1 and by[bomb]["q1"]["status"] == "timed out"
+    assert not full(by[bomb])
+    time.sleep(0.5)
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    assert left == [], f"processes of the batch survived: {left}"
+    if os.geteuid() == 0:
+        assert not [p for p in psutil.process_iter(["username"]) if p.info["username"] == "nobody"]
+
+
+def test_the_instructor_guide_states_the_limits_the_code_sets():
+    from brrr.units import format_bytes
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    guide = open(os.path.join(root, "book", "instructor_guide.md"), encoding="utf-8").read()
+    table = guide[guide.index("**Resource limits.**"):guide.index("**The risk that remains.**")]
+    assert f"| {limits.MAX_TASKS} per sandbox" in table
+    assert f"| {format_bytes(limits.MAX_FILE_BYTES)} (every level)" in table
+    assert f"a private {format_bytes(limits.TMP_BYTES)} in memory" in table
+    assert f"{format_bytes(limits.FOLDER_BYTES)} on disk and {limits.FOLDER_FILES:,} files" in table
