@@ -329,3 +329,26 @@ def tensor_vs_general():
     return pd.DataFrame([{"GPU": s.name, "FP16 tensor (TFLOP/s)": s.fp16_tensor / T,
                           "FP32 general (TFLOP/s)": s.fp32 / T, "ratio": s.fp16_tensor / s.fp32}
                          for s in GPU_SPECS.values()])
+
+
+COMMON_GPUS = ("T4", "L4", "V100", "A100-80GB-SXM", "H100-SXM", "H200", "RTX-4090")
+
+
+def ridge_points(keys=COMMON_GPUS, device=None):
+    """Ridge points (peak FLOP/s over DRAM bandwidth, FLOP/byte) of the GPUs ``keys`` of
+    GPU_SPECS, and a last row for ``device`` (a ``brrr.Device``) when given: a DataFrame with
+    peaks in TFLOP/s and bandwidth in GB/s; None where there is no tensor-core figure."""
+    import pandas as pd
+
+    def row(name, fp32, tensor, bandwidth, source):
+        return {"GPU": name, "FP32 TFLOP/s": fp32 / T, "FP16 tensor TFLOP/s": tensor and tensor / T,
+                "DRAM GB/s": bandwidth / G, "ridge FP32": fp32 / bandwidth,
+                "ridge FP16 tensor": tensor and tensor / bandwidth, "source": source}
+
+    rows = [row(s.name, s.fp32, s.fp16_tensor, s.bandwidth, s.source.split(";")[0])
+            for s in (GPU_SPECS[key] for key in keys)]
+    if device is not None:
+        tensor = device.peak_flops("float16", True) if device.has_tensor_cores("float16") else None
+        rows.append(row(f"this page: {device.name}", device.peak_flops("float32"), tensor,
+                        device.peak_bandwidth, device.source))
+    return pd.DataFrame(rows)
