@@ -97,7 +97,7 @@ def test_fusion_cap(dev, k_cap, word):
 def test_check_reasons_for_a_long_fused_chain():
     small, large = wn.fusion_cap(2 ** 10, CPU), wn.fusion_cap(2 ** 26, CPU)
     slow = wn.check(3 * large.facts["seconds"], large, "The chain")
-    assert slow.facts["outcome"] == "slower" and "at most half the peak" in str(slow)
+    assert slow.facts["outcome"] == "slower" and "at most half the peak" in str(slow) and "idle between" in str(slow)
     assert "caches" in str(wn.check(small.facts["seconds"] / 2, small))
     assert "the peak is itself a measurement" in str(wn.check(large.facts["seconds"] / 2, large))
 

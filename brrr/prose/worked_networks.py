@@ -15,8 +15,10 @@ check, two_ops_check = worked.check, worked.two_ops_check   # the checks the cha
 
 _PAIRED = ("the peak counts a fused multiply-add as two FLOPs, and a chain of multiplications does one per "
            "instruction")
+_DEPENDENT = ("; and each link waits for the result of the one before, so unless the compiler keeps many elements "
+              "in flight at once, the arithmetic units idle between links")
 REASONS = {  # problem: (why slower, why faster; None: the caches, or the CPU's peak was beaten)
-    "fused chain": (_PAIRED + ", so it can reach at most half the peak", None),
+    "fused chain": (_PAIRED + ", so it can reach at most half the peak" + _DEPENDENT, None),
     "ridge batch": ("a matmul with this few rows does too little work per call to keep every unit busy, and "
                     "at the ridge both roofs bind at once, which no real kernel overlaps perfectly", None),
     "linear": ("a matmul reaches a share of the peak that grows with its size, and pays a fixed cost per call "

@@ -1,0 +1,249 @@
+"""The third worked problem of each of Chapters 4 to 7, the same way as :mod:`.worked_networks`': an answer
+works the prediction out from this device's roofline and the reference GPU's spec sheet (:func:`.worked.roofs`),
+with the reference GPU's shipped run where one exists, and a check says what the measurement found against it.
+Single times are checked by :func:`.worked.check` (this module's ``REASONS`` travel in the answers' ``reasons``
+fact); a step-time ratio by :func:`chain_checkpoint_check`, a pair of convolutions by :func:`separable_check`."""
+from __future__ import annotations
+
+import math
+
+from . import Prose
+from . import words as w
+from . import worked
+from .worked import NEAR_ROOF, WITHIN, _s, _shaky, roofs
+from .worked_networks import _DEPENDENT, convolutions, ops
+
+check = worked.check   # the check the chapters call from here
+
+REASONS = {  # problem: (why slower, why faster; None: the caches, or the CPU's peak was beaten)
+    "fma chain": ("the peak counts a fused multiply-add as two FLOPs done by one instruction, and `x * c + d` "
+                  "becomes one instruction only where the compiler contracts it (a GPU's compiler does so by "
+                  "default; brrr's CPU kernels keep the multiply and the add apart, so that fused and unfused "
+                  "chains agree bit for bit): at two instructions a link, the chain reaches at most half the peak"
+                  + _DEPENDENT, None),
+    "softmax": ("a softmax passes over each row more than once (its maximum, the sum of its exponentials, the "
+                "division) and computes an exponential per element, many instructions on a CPU, where the count "
+                "has one read and one write; a call this small also pays a fixed cost (Chapter 3), and other "
+                "programs on the machine take their share", None),
+}
+
+
+def _bound(roof, flops: float, nbytes: float) -> float:
+    return float(roof.time(flops, nbytes))
+
+
+def _shipped(what: str, experiment: str, **match) -> str:
+    """The reference GPU run's time of ``experiment``'s record with the fields ``match``, or that none ships."""
+    found = worked.reference_seconds(experiment, **match)
+    return (w.no_reference(what, None) if found is None else f"The book's reference run on an "
+            f"{w.device_of(found[1])} ({w.date_of(found[1])}) took {w.seconds(found[0])} for {what}.")
+
+
+# --- Chapter 4: a multiply-add per link ------------------------------------------------------------
+
+def _reference_mul_chain() -> str:
+    """What the shipped reference GPU run says of its longest fused chain of multiplications, or that none ships."""
+    from ..reference import load
+    text = w.no_reference("multiply-add chains", None)
+    for run in load("pointwise_repeat_sweep"):
+        fused = [r for r in run.records if r.get("variant") == "fused" and r.get("op") == "mul"]
+        if fused:
+            rec, roof = max(fused, key=lambda r: r["repeat"]), _roofs_of(run)
+            bound = _bound(roof, rec["flops"], rec["nbytes"])
+            return (f"{text} The book's reference run on an {w.device_of(run)} ({w.date_of(run)}) has chains of "
+                    f"multiplications: its fused chain of {w.integer(rec['repeat'])} on {w.integer(rec['n'])} "
+                    f"elements took {w.seconds(rec['seconds'])}, {w.times(rec['seconds'] / bound)} the roofline's "
+                    f"{w.seconds(bound)}, at one FLOP an instruction.")
+    return text
+
+
+def _roofs_of(run):
+    """The float32 roofline of a shipped run's device (its saved peaks)."""
+    from ..roofline import Roofline
+    device = run.meta.get("device") or {}
+    return Roofline(peak_flops=device["peak_flops_float32"], peak_bandwidth=device["peak_bandwidth"],
+                    name=device.get("name"))
+
+
+def fma_cap(n: int, dev) -> Prose:
+    """The length at which a fused chain of float32 multiply-adds (2 FLOPs a link) becomes compute-bound
+    (4 x ridge), and the least time of a chain twice that long on ``n`` elements: its FLOPs at the peak."""
+    here, ref = roofs(dev)
+    k_cap, k_ref = (max(1, math.ceil(4 * r.ridge)) for r in (here, ref))
+    k = 2 * k_cap
+    flops = 2 * k * n
+    t = here.t_math(flops)
+    text = (f"A multiply-add is two FLOPs, so the fused chain does 2k FLOPs on the same 8 bytes per element: "
+            f"2k/8 = k/4 FLOP/byte. It reaches this device's ridge of {w.number(here.ridge)} at k = 4 × ridge, "
+            f"about **k = {w.integer(k_cap)}**: half the length of a chain of multiplications, since each link "
+            f"does twice the work. At k = {w.integer(k)} the chain does 2 × {w.integer(k)} × {w.integer(n)} = "
+            f"{w.integer(flops)} FLOPs, which take at least **{w.seconds(t)}** at the peak.\n\nOn the reference "
+            f"{ref.name} (ridge {w.number(ref.ridge)}) the cap is at k = {w.integer(k_ref)}, and the same chain "
+            f"takes at least {w.seconds(ref.t_math(flops))}. " + _reference_mul_chain())
+    return Prose(text, {"problem": "fma chain", "reasons": REASONS["fma chain"], "seconds": t, "k": k,
+                        "k_cap": k_cap, "nbytes": 8 * n, "cache_bytes": dev.l2_bytes})
+
+
+# --- Chapter 5: checkpointing a memory-bound chain --------------------------------------------------------
+
+def chain_checkpoint(k: int, n: int, dev) -> Prose:
+    """Memory and step-time ratio of checkpointing a chain of ``k`` float32 GELUs on ``n`` elements whole,
+    from the FLOPs brrr's profiler counts per element and the bytes of each pass."""
+    from ..profiler.counting import PER_ELEMENT_FLOPS
+    here, ref = roofs(dev)
+    fwd, bwd = PER_ELEMENT_FLOPS["gelu"], PER_ELEMENT_FLOPS["gelu_backward"]
+    passes = {"forward": (fwd * n, 8 * n), "backward": (bwd * n, 12 * n)}   # per GELU: (FLOPs, bytes)
+
+    def step(r):   # (plain step, checkpointed step): k of each pass, and k more forward passes
+        f, b = (_bound(r, *passes[p]) for p in ("forward", "backward"))
+        return k * (f + b), k * (2 * f + b)
+    (t, t_ck), (r_t, r_ck) = step(here), step(ref)
+    regimes = {p: here.regime(*op) for p, op in passes.items()}
+    memory_bound = set(regimes.values()) == {"memory-bound"}
+    flop_ratio = (2 * fwd + bwd) / (fwd + bwd)
+    text = (f"Plainly, each GELU saves its input for its derivative: {k} arrays of {w.size(4 * n)}, "
+            f"{w.size(4 * k * n)}. Checkpointed whole, the chain keeps its input alone, {w.size(4 * n)}: "
+            f"{w.spelled(k)} times less.\n\nThe price is one more forward pass of the chain. By FLOPs (brrr counts "
+            f"{fwd} a GELU and {bwd} its derivative, per element) a step would take ({2 * fwd} + {bwd}) / "
+            f"({fwd} + {bwd}) = {w.number(flop_ratio)} times as long. But a forward pass moves 8 bytes per element "
+            f"and a backward pass 12 (the gradient and the saved input in, the gradient out): "
+            f"{w.number(fwd / 8)} and {w.number(bwd / 12)} FLOP/byte, against this device's ridge of "
+            f"{w.number(here.ridge)}: "
+            + (f"both **memory-bound**, so the bytes set the time: (2 × 8 + 12) / (8 + 12) = **7/5**, not "
+               f"{w.number(flop_ratio)}." if memory_bound else
+               f"the forward pass {regimes['forward']}, the backward pass {regimes['backward']}, so the roofline "
+               f"gives **{w.number(t_ck / t)}**.")
+            + f" The plain step takes at least {w.seconds(t)} here, the checkpointed one {w.seconds(t_ck)}.\n\n"
+            f"On the reference {ref.name} (ridge {w.number(ref.ridge)}): {w.seconds(r_t)} and {w.seconds(r_ck)}, "
+            f"a ratio of {w.number(r_ck / r_t)}. " + w.no_reference("checkpointed GELU chains", None))
+    return Prose(text, {"problem": "chain checkpoint", "ratio": t_ck / t, "flop_ratio": flop_ratio, "seconds": t,
+                        "backward_bytes": 12 / 8, "backward_flops": bwd / fwd,
+                        "regimes": regimes, "kept": 4 * n, "plain": 4 * k * n})
+
+
+def chain_checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
+    """The measured step-time ratio (times or Timings: checkpointed / plain) against the answer's, judged by the
+    time the recomputation added (ratio - 1), and what it says of a backward pass's cost next to a forward's."""
+    f, ratio = answer.facts, _s(checkpointed) / _s(plain)
+    share, extra, predicted = f["seconds"] / _s(plain), ratio - 1, f["ratio"] - 1
+    text = f"The checkpointed step took {w.times(ratio)} as long as the plain one: " + (
+        f"the recomputation added {w.percent(extra)} to the step, " if extra >= 0 else "")
+    if abs(extra / predicted - 1) <= WITHIN:
+        outcome, text = "as predicted", text + (f"within {w.percent(abs(extra / predicted - 1))} of the roofline's "
+                                                f"{w.percent(predicted)}.")
+    elif extra > predicted:
+        outcome, text = "dearer", text + (f"more than the roofline's {w.percent(predicted)}: the forward pass weighs "
+                                          "more than its bytes say, or checkpointing added costs of its own "
+                                          "(stashing the input and the random-number state, setting up the "
+                                          "recomputation).")
+    elif extra >= 0:
+        outcome, text = "cheaper", text + (f"less than the roofline's {w.percent(predicted)}: the backward pass took "
+                                           "more than its bytes' share of the step, so one more forward pass is a "
+                                           "smaller share of it.")
+    else:
+        outcome, text = "faster", text + ("less time, not more, which neither FLOPs nor bytes explain: other "
+                                          "programs slowed the plain step, or its larger working set (fresh memory "
+                                          "for every saved array) cost it more than the extra pass.")
+    if 0 < extra < 1:   # plain = k (F + B), checkpointed = k (2F + B): B / F = (1 - extra) / extra
+        text += (f" Read the other way, a GELU's backward pass cost {w.number((1 - extra) / extra)} times its "
+                 f"forward pass, where the bytes give {w.number(f['backward_bytes'])} and the FLOPs "
+                 f"{w.number(f['backward_flops'])}.")
+    text += f" The plain step ran at {w.percent(share)} of the speed the roofline allows" + (
+        "." if share >= NEAR_ROOF else ": far below it, so something other than the bytes set its time: the "
+        "arithmetic of the error function and its derivative (many instructions per element on a CPU), the fixed "
+        "cost of each call, or other programs.") + ("" if outcome == "as predicted" else _shaky(plain, checkpointed))
+    return Prose(text, {"outcome": outcome, "ratio": ratio, "extra": extra, "share": share})
+
+
+# --- Chapter 6: a depthwise-separable convolution -----------------------------------------------------------
+
+def separable(M: int, S_o: int, S_k: int, dev) -> Prose:
+    """A depthwise S_k x S_k convolution followed by a pointwise one (M channels, float32, batch 1) against the
+    standard S_k x S_k convolution: the pointwise half's regime, and the speed-up the FLOPs and the roofline give."""
+    from ..intensity_paper import conv_intensity
+    here, ref = roofs(dev)
+    named = convolutions(M, S_o, S_k)
+    std, dw = named
+    pw = conv_intensity("pointwise", M, M, S_o, 1)
+    pw_name = "pointwise 1x1"
+    named[pw_name] = (2 * pw.macs, 4 * (pw.weights + pw.activations))
+    flop_ratio = named[std][0] / (named[dw][0] + named[pw_name][0])
+
+    def least(r):
+        return {name: _bound(r, *op) for name, op in named.items()}
+    t, t_ref = least(here), least(ref)
+    pair, pair_ref = t[dw] + t[pw_name], t_ref[dw] + t_ref[pw_name]
+    flop_share = named[dw][0] / (named[dw][0] + named[pw_name][0])
+    text = (str(ops({pw_name: named[pw_name]}, dev, "separable")) + f"\n\nThe pair does {w.number(flop_ratio)} "
+            f"times fewer FLOPs than the standard {S_k}x{S_k} convolution, but the roofline makes it only "
+            f"**{w.number(t[std] / pair)} times faster** here ({w.seconds(pair)} against {w.seconds(t[std])}): "
+            f"the depthwise half, {w.percent(flop_share)} of the pair's FLOPs, takes "
+            f"**{w.percent(t[dw] / pair)} of its least time**"
+            + (", because it is memory-bound: its bytes, not its FLOPs, set its time." if
+               here.regime(*named[dw]) == "memory-bound" else ", in proportion, as it is compute-bound here too.")
+            + f"\n\nOn the reference {ref.name}: {w.number(t_ref[std] / pair_ref)} times "
+            f"faster ({w.seconds(pair_ref)} against {w.seconds(t_ref[std])}), the depthwise half "
+            f"{w.percent(t_ref[dw] / pair_ref)} of the time. "
+            + _shipped("the pointwise convolution at this size", "measure_convs", kind="pointwise", M=M, N=M,
+                       S_o=S_o, batch=1, dtype="float32"))
+    return Prose(text, {"problem": "separable", "speedup": t[std] / pair, "flop_ratio": flop_ratio, "seconds": t,
+                        "ops": named, "regimes": {name: here.regime(*op) for name, op in named.items()},
+                        "depthwise_share": t[dw] / pair})
+
+
+def separable_check(standard, depthwise, pointwise, answer: Prose) -> Prose:
+    """The measured speed-up (seconds or Timings) of the depthwise-pointwise pair over the standard convolution,
+    against the answer's, and how near each convolution came to the speed the roofline allows it."""
+    f = answer.facts
+    names = list(f["ops"])   # standard, depthwise, pointwise
+    measured = dict(zip(names, (_s(standard), _s(depthwise), _s(pointwise))))
+    pair = measured[names[1]] + measured[names[2]]
+    speedup = measured[names[0]] / pair
+    shares = {name: f["seconds"][name] / measured[name] for name in names}
+    text = (f"The pair took {w.seconds(pair)} against the standard convolution's {w.seconds(measured[names[0]])}: "
+            + (f"{w.times(speedup)} faster, " if speedup >= 1 else f"{w.times(1 / speedup)} as long, no faster at "
+               "all, "))
+    outcome = ("as predicted" if abs(speedup / f["speedup"] - 1) <= WITHIN else
+               "smaller" if speedup < f["speedup"] else "larger")
+    if outcome == "as predicted":
+        text += f"within {w.percent(abs(speedup / f['speedup'] - 1))} of the roofline's {w.number(f['speedup'])}."
+    else:   # measured / predicted speed-up = the pair's share of its roofline speed / the standard one's
+        slow = min(names[1:], key=shares.get) if outcome == "smaller" else names[0]
+        predicted = w.number(f["speedup"])
+        text += ((f"where the roofline predicts {predicted} times faster" if speedup < 1 else
+                  f"{'less' if outcome == 'smaller' else 'more'} than the roofline's {predicted}")
+                 + f", because `{slow}` ran furthest below its roof.")
+    text += (" Against the speed the roofline allows each, " + w.listing(
+        f"`{name}` ran at {w.percent(shares[name])}" for name in names) + f"; the depthwise half took "
+        f"{w.percent(measured[names[1]] / pair)} of the pair's time, where the roofline gave it "
+        f"{w.percent(f['depthwise_share'])}.") + ("" if outcome == "as predicted" else
+                                                  _shaky(standard, depthwise, pointwise))
+    return Prose(text, {"outcome": outcome, "speedup": speedup, "shares": shares})
+
+
+# --- Chapter 7: the softmax row of the profile ------------------------------------------------------------
+
+def softmax_row(batch: int, heads: int, seq: int, dev) -> Prose:
+    """Regime and least time of the attention's float32 softmax over (batch, heads, seq, seq) scores, counted as
+    brrr's profiler counts it (5 FLOPs per element, one read and one write)."""
+    from ..profiler.counting import PER_ELEMENT_FLOPS
+    here, ref = roofs(dev)
+    elements = batch * heads * seq * seq
+    per = PER_ELEMENT_FLOPS["_softmax"]
+    flops, nbytes = per * elements, 8 * elements
+    t, intensity = _bound(here, flops, nbytes), per / 8
+    text = (f"The scores are {batch} × {heads} × {seq} × {seq} = {w.integer(elements)} elements. The softmax reads "
+            f"each once and writes each once, {w.size(nbytes)}, and brrr counts {per} FLOPs per element (the "
+            f"maximum, a subtraction, an exponential, the sum, a division): {w.integer(flops)} FLOPs, "
+            f"{w.number(intensity)} FLOP/byte. Against this device's ridge of {w.number(here.ridge)} it is "
+            f"**{here.regime(flops, nbytes)}**, at least **{w.seconds(t)}**. "
+            + (f"At best it reaches {w.number(intensity)} × {w.rate(here.peak_bandwidth, 'B/s')} = "
+               f"{w.rate(intensity * here.peak_bandwidth)}, {w.times(here.ridge / intensity)} fewer FLOP/s than the "
+               "peak a large matmul can approach." if intensity < here.ridge else
+               "A ridge this low is rare: even a softmax could run at the peak FLOP/s here.")
+            + f" Its bytes grow with the square of the sequence: twice the "
+            f"tokens, four times the bytes.\n\nOn the reference {ref.name} (ridge {w.number(ref.ridge)}): "
+            f"{ref.regime(flops, nbytes)}, at least {w.seconds(_bound(ref, flops, nbytes))}, and "
+            f"{w.times(ref.ridge / intensity)} fewer FLOP/s than its FP32 peak. " + _shipped("this softmax", "profile_bert", op="_softmax", nbytes=nbytes))
+    return Prose(text, {"problem": "softmax", "reasons": REASONS["softmax"], "seconds": t, "flops": flops,
+                        "nbytes": nbytes, "cache_bytes": dev.l2_bytes, "regime": here.regime(flops, nbytes)})

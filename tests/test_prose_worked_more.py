@@ -1,0 +1,224 @@
+"""The third worked problems of Chapters 4 to 7 (brrr.prose.worked_more).
+
+As in test_prose_worked_networks.py, the devices and times are made up: each test picks numbers that force one
+wording and checks that the text states what the arithmetic gives and the outcome it calls for. The last tests
+run the answers on the live device and on the shipped reference runs, with no timing.
+"""
+import math
+
+import pytest
+
+from brrr import Timing
+from brrr.prose import words as w
+from brrr.prose import worked
+from brrr.prose import worked_more as wm
+from brrr.prose import worked_networks as wn
+from brrr.specs import GPU_SPECS
+
+MiB = 2 ** 20
+H100 = GPU_SPECS["H100-SXM"]
+H100_RIDGE = H100.fp32 / H100.bandwidth
+
+
+class FakeDevice:
+    """What the worked problems read of a device: peaks, name, where the peaks come from, cache size."""
+
+    def __init__(self, flops=100e9, bandwidth=20e9, on_gpu=False, l2=32 * MiB):
+        self.flops, self.peak_bandwidth, self.on_gpu, self.l2_bytes = flops, bandwidth, on_gpu, l2
+        self.spec, self.source = None, "measured"
+        self.name = "Test GPU" if on_gpu else "Test CPU (2 threads)"
+
+    def peak_flops(self, dtype="float32", tensor_cores=False):
+        return self.flops
+
+
+CPU = FakeDevice()                       # ridge 5 FLOP/byte
+LOW_RIDGE = FakeDevice(1e9, 100e9)       # ridge 0.01: everything is compute-bound
+NOISY = ["noisy: the middle half of the samples spans 30% of the median"]
+
+
+def timing(seconds, warnings=()):
+    return Timing(samples=[seconds] * 5, floor=1e-7, backend="cpu", mode="flush", warnings=list(warnings))
+
+
+@pytest.fixture
+def no_reference(monkeypatch):
+    """No reference GPU run ships, whatever the experiment."""
+    import brrr.reference
+    monkeypatch.setattr(brrr.reference, "load", lambda *args, **kwargs: [])
+
+
+class FakeRun:
+    def __init__(self, records, name="NVIDIA H100 80GB HBM3", flops=67e12, bandwidth=3.35e12):
+        self.records = records
+        self.meta = {"device": {"name": name, "peak_flops_float32": flops, "peak_bandwidth": bandwidth},
+                     "date": "2026-11-22T10:00:00"}
+
+
+# --- Chapter 4 -----------------------------------------------------------------------------------
+
+def test_fma_cap_here_and_on_the_reference(no_reference):
+    n = 1000
+    p = wm.fma_cap(n, CPU)   # ridge 5: k/4 >= 5 from k = 20
+    assert p.facts["k_cap"] == 20 and p.facts["k"] == 40 and p.facts["nbytes"] == 8 * n
+    assert p.facts["seconds"] == pytest.approx(2 * 40 * n / 100e9)
+    text = str(p)
+    assert "**k = 20**" in text and "2 × 40 × 1,000 = 80,000 FLOPs" in text
+    assert f"**{w.seconds(80_000 / 100e9)}**" in text
+    assert f"cap is at k = {w.integer(math.ceil(4 * H100_RIDGE))}" in text
+    assert w.seconds(80_000 / H100.fp32) in text
+    assert text.endswith("No reference GPU run of multiply-add chains ships with this edition of the book yet.")
+
+
+def test_fma_cap_quotes_the_reference_run_of_multiplications(monkeypatch):
+    import brrr.reference
+    records = [{"variant": "fused", "op": "mul", "repeat": r, "n": 2 ** 20, "flops": r * 2 ** 20,
+                "nbytes": 8 * 2 ** 20, "seconds": 2 * r * 2 ** 20 / 67e12} for r in (16, 256)]
+    records.append({"variant": "eager", "op": "mul", "repeat": 512, "n": 2 ** 20, "flops": 1, "nbytes": 1,
+                    "seconds": 1.0})
+    monkeypatch.setattr(brrr.reference, "load", lambda *args, **kwargs: [FakeRun(records)])
+    text = str(wm.fma_cap(1000, CPU))
+    assert "its fused chain of 256 on 1,048,576 elements" in text   # the longest fused one, not the eager one
+    assert f"took {w.seconds(2 * 256 * 2 ** 20 / 67e12)}, 2 times the roofline's" in text
+    assert "(2026-11-22)" in text and "NVIDIA H100 80GB HBM3" in text
+
+
+def test_fma_check_reasons():
+    large, small = wm.fma_cap(2 ** 26, CPU), wm.fma_cap(2 ** 10, CPU)
+    slow = wm.check(timing(2 * large.facts["seconds"]), large, "The chain")
+    assert slow.facts["outcome"] == "slower" and "reaches at most half the peak" in str(slow)
+    assert "contracts it" in str(slow) and "idle between links" in str(slow)
+    same = wm.check(1.1 * large.facts["seconds"], large)
+    assert same.facts["outcome"] == "as predicted" and "within 10%" in str(same)
+    assert "caches" in str(wm.check(small.facts["seconds"] / 2, small))
+    assert "the peak is itself a measurement" in str(wm.check(large.facts["seconds"] / 2, large))
+    assert wm.check is worked.check and not set(wm.REASONS) & (set(worked.REASONS) | set(wn.REASONS))
+
+
+# --- Chapter 5 -----------------------------------------------------------------------------------
+
+def test_chain_checkpoint_memory_bound():
+    n = 2 ** 20
+    p = wm.chain_checkpoint(4, n, CPU)
+    assert p.facts["ratio"] == pytest.approx(28 / 20) and p.facts["flop_ratio"] == pytest.approx(21 / 16)
+    assert p.facts["seconds"] == pytest.approx(4 * 20 * n / 20e9)
+    assert p.facts["kept"] == 4 * MiB and p.facts["plain"] == 16 * MiB
+    text = str(p)
+    assert "4 arrays of 4 MiB, 16 MiB" in text and "four times less" in text
+    assert "(10 + 11) / (5 + 11) = 1.31" in text and "both **memory-bound**" in text and "**7/5**, not 1.31" in text
+    assert f"{w.seconds(80 * n / H100.bandwidth)} and {w.seconds(112 * n / H100.bandwidth)}" in text
+    assert "No reference GPU run of checkpointed GELU chains" in text
+
+
+def test_chain_checkpoint_compute_bound():
+    p = wm.chain_checkpoint(4, 1000, LOW_RIDGE)
+    assert p.facts["ratio"] == pytest.approx(21 / 16)
+    assert "the forward pass compute-bound, the backward pass compute-bound" in str(p)
+    assert f"gives **{w.number(21 / 16)}**" in str(p) and "7/5" not in str(p)
+
+
+def test_chain_checkpoint_check_outcomes():
+    p = wm.chain_checkpoint(4, 2 ** 20, CPU)
+    t = p.facts["seconds"]
+    same = wm.chain_checkpoint_check(2 * t, timing(2 * t * 1.42, NOISY), p)   # added 42% against 40%
+    assert same.facts["outcome"] == "as predicted" and same.facts["extra"] == pytest.approx(0.42)
+    assert "the recomputation added 42% to the step, within 5% of the roofline's 40%." in str(same)
+    assert "a GELU's backward pass cost 1.38 times its forward pass" in str(same)   # (1 - 0.42) / 0.42
+    assert "where the bytes give 1.5 and the FLOPs 2.2." in str(same)
+    assert "ran at 50% of the speed the roofline allows." in str(same) and "noisy" not in str(same)
+    dear = wm.chain_checkpoint_check(t, timing(1.6 * t, NOISY), p)
+    assert dear.facts["outcome"] == "dearer" and "added 60% to the step, more than the roofline's 40%" in str(dear)
+    assert "noisy" in str(dear) and "backward pass cost 0.667 times" in str(dear)
+    assert "ran at 100% of the speed the roofline allows." in str(dear)
+    cheap = wm.chain_checkpoint_check(timing(10 * t), 11.5 * t, p)   # added 15%: the backward cost 5.7 forwards
+    assert cheap.facts["outcome"] == "cheaper" and "less than the roofline's 40%" in str(cheap)
+    assert "cost 5.67 times its forward pass" in str(cheap)
+    assert "ran at 10% of the speed the roofline allows: far below it" in str(cheap)
+    double = wm.chain_checkpoint_check(t, 2.5 * t, p)   # more than one extra step: no backward cost to infer
+    assert double.facts["outcome"] == "dearer" and "Read the other way" not in str(double)
+    faster = wm.chain_checkpoint_check(timing(2 * t), t, p)
+    assert faster.facts["outcome"] == "faster" and faster.facts["ratio"] == pytest.approx(0.5)
+    assert "as long as the plain one: less time, not more" in str(faster) and "added" not in str(faster)
+    assert "Read the other way" not in str(faster)
+
+
+# --- Chapter 6 -----------------------------------------------------------------------------------
+
+def test_separable_answer(no_reference):
+    p = wm.separable(128, 56, 3, CPU)
+    ops = p.facts["ops"]
+    assert list(ops) == ["standard 3x3", "depthwise 3x3", "pointwise 1x1"]
+    assert ops["pointwise 1x1"] == (2 * 128 * 128 * 56 ** 2, 4 * (128 * 128 + 2 * 128 * 56 ** 2))
+    assert p.facts["regimes"] == {"standard 3x3": "compute-bound", "depthwise 3x3": "memory-bound",
+                                  "pointwise 1x1": "compute-bound"}
+    t = {name: max(f / 100e9, b / 20e9) for name, (f, b) in ops.items()}
+    pair = t["depthwise 3x3"] + t["pointwise 1x1"]
+    assert p.facts["speedup"] == pytest.approx(t["standard 3x3"] / pair)
+    assert p.facts["flop_ratio"] == pytest.approx(9 * 128 / (9 + 128))
+    text = str(p)
+    assert text.startswith("`pointwise 1x1` does 102,760,448 FLOPs")
+    assert f"**{w.number(t['standard 3x3'] / pair)} times faster** here" in text
+    assert f"**{w.percent(t['depthwise 3x3'] / pair)} of its least time**, because it is memory-bound" in text
+    assert "No reference GPU run of the pointwise convolution at this size" in text
+    assert "compute-bound here too" in str(wm.separable(128, 56, 3, LOW_RIDGE))
+
+
+def test_separable_check_outcomes():
+    p = wm.separable(128, 56, 3, CPU)
+    t = p.facts["seconds"]
+    s, d, pw = t["standard 3x3"], t["depthwise 3x3"], t["pointwise 1x1"]
+    same = wm.separable_check(s, d, pw, p)
+    assert same.facts["outcome"] == "as predicted" and "within 0% of the roofline's" in str(same)
+    assert "`standard 3x3` ran at 100%, `depthwise 3x3` ran at 100% and `pointwise 1x1` ran at 100%" in str(same)
+    small = wm.separable_check(s, timing(10 * d, NOISY), pw, p)
+    assert small.facts["outcome"] == "smaller" and "because `depthwise 3x3` ran furthest below its roof" in str(small)
+    assert small.facts["shares"]["depthwise 3x3"] == pytest.approx(0.1) and "noisy" in str(small)
+    large = wm.separable_check(3 * s, d, pw, p)
+    assert large.facts["outcome"] == "larger" and "because `standard 3x3` ran furthest below" in str(large)
+    slower = wm.separable_check(s, s, s, p)   # the pair took twice the standard's time
+    assert slower.facts["speedup"] == pytest.approx(0.5) and "0.5 times" not in str(slower)
+    assert f"2 times as long, no faster at all, where the roofline predicts {w.number(p.facts['speedup'])} times " \
+           "faster, because `depthwise 3x3` ran furthest below its roof." in str(slower)
+    assert f"less than the roofline's {w.number(p.facts['speedup'])}, because" in str(small)
+
+
+# --- Chapter 7 -----------------------------------------------------------------------------------
+
+def test_softmax_row(no_reference):
+    p = wm.softmax_row(8, 12, 128, CPU)
+    elements = 8 * 12 * 128 * 128
+    assert p.facts["flops"] == 5 * elements and p.facts["nbytes"] == 8 * elements
+    assert p.facts["regime"] == "memory-bound" and p.facts["seconds"] == pytest.approx(8 * elements / 20e9)
+    text = str(p)
+    assert "8 × 12 × 128 × 128 = 1,572,864 elements" in text and "0.625 FLOP/byte" in text
+    assert "**memory-bound**" in text and "8 times fewer FLOP/s than the peak" in text   # ridge 5 / 0.625
+    assert f"{w.times(H100_RIDGE / 0.625)} fewer FLOP/s than its FP32 peak" in text
+    assert "No reference GPU run of this softmax" in text
+    low = str(wm.softmax_row(1, 1, 16, LOW_RIDGE))
+    assert "**compute-bound**" in low and "could run at the peak FLOP/s here" in low
+    slow = wm.check(timing(3 * p.facts["seconds"]), p, "The softmax row")
+    assert slow.facts["outcome"] == "slower" and "more than once" in str(slow) and "other programs" in str(slow)
+    assert wm.check(1.1 * p.facts["seconds"], p).facts["outcome"] == "as predicted"
+    fast = wm.check(p.facts["seconds"] / 2, p)   # 12 MiB, cache 32 MiB
+    assert fast.facts["outcome"] == "faster" and "fit, at least in part, in the caches" in str(fast)
+
+
+def test_softmax_row_quotes_a_reference_run_of_the_same_size(monkeypatch):
+    import brrr.reference
+    nbytes = 8 * 8 * 12 * 128 * 128
+    run = FakeRun([{"op": "_softmax", "nbytes": nbytes, "seconds": 5e-6}, {"op": "_softmax", "nbytes": 8,
+                                                                         "seconds": 1.0}])
+    monkeypatch.setattr(brrr.reference, "load", lambda *args, **kwargs: [run])
+    assert "took 5 µs for this softmax." in str(wm.softmax_row(8, 12, 128, CPU))
+
+
+# --- The live device and the shipped references --------------------------------------------------
+
+def test_answers_on_the_live_device():
+    import brrr
+    dev = brrr.device()
+    for p in (wm.fma_cap(2 ** 22, dev), wm.chain_checkpoint(4, 2 ** 20, dev), wm.separable(128, 56, 3, dev),
+              wm.softmax_row(1, 12, 128, dev)):
+        assert p.facts["problem"] and "nan" not in str(p) and "H100" in str(p)
+        assert p.facts.get("seconds")
+    assert wm.softmax_row(1, 12, 128, dev).facts["regime"] in ("memory-bound", "compute-bound")
