@@ -25,6 +25,7 @@ from .reports import (DEFAULT_PAGE_COLUMNS, PAGE_COLUMNS, category_totals, op_to
                       phase_table, phase_totals, plot_roofline, reference_points, regime_totals,
                       roofline_points)
 from .ivanov import PUBLISHED, ivanov_comparison, ivanov_table
+from .trace import Trace, trace  # noqa: F401 - a torch.profiler trace as data (brrr.profiler.trace)
 
 __all__ = ["profile", "COLUMNS", "CATEGORIES", "PER_ELEMENT_FLOPS", "tensor_bytes", "count_bytes", "count_flops",
            "categorise", "dispatch_overhead", "chapter3_call", "replay_floor", "regime_of", "category_totals",
