@@ -208,4 +208,17 @@ def kill_descendants(spare=(), timeout: float = 5.0) -> int:
             except psutil.NoSuchProcess:
                 pass
         psutil.wait_procs(children, timeout=timeout)
+    _reap_orphans(me, spare)
     return killed
+
+
+def _reap_orphans(me, spare) -> None:
+    """Collect the exit status of dead children this process adopted as a subreaper (nobody
+    else will), so a batch leaves no zombies behind."""
+    import psutil
+    for child in me.children():
+        try:
+            if child.pid not in spare and child.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(child.pid, os.WNOHANG)
+        except (psutil.Error, ChildProcessError):
+            pass
