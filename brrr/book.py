@@ -36,6 +36,8 @@ QUICK_CAVEATS = {
     6: ("Here: the network counts are exact, but each convolution gets few samples and, on a CPU, a "
         "roof measured with a small matmul, so its share of the roof is rough."),
     7: "Here: short sequences, small images and few samples per operator, so the time shares and speed-ups are rough.",
+    8: ("Here: a tiny GPT (two blocks, width 64) on short sequences with few samples, so the steps' times, "
+        "speed-ups, MFU and regimes are rough; the FLOP counts are exact at any size."),
 }
 
 

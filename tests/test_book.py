@@ -33,7 +33,8 @@ OUT = ROOT / "_build" / "quick"
 FULL = ROOT / "_build" / "html"
 FULL_LOG = ROOT / "_build" / "book.log"
 CHAPTERS = ["01_compute", "02_memory_bandwidth", "03_overhead", "04_fusion",
-            "05_recomputation", "06_intensity_of_networks", "07_diagnosing_a_model"]
+            "05_recomputation", "06_intensity_of_networks", "07_diagnosing_a_model",
+            "08_making_a_model_go_brrr"]
 _REPOSITORY = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
 # The Colab button opens the notebook of the release the book was built for (_config.yml).
 COLAB = (_REPOSITORY["url"].replace("https://github.com/", "https://colab.research.google.com/github/")

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import build_exercises  # noqa: E402
 
 STEMS = ["01_compute", "02_memory_bandwidth", "03_overhead", "04_fusion", "05_recomputation",
-         "06_intensity_of_networks", "07_diagnosing_a_model"]
+         "06_intensity_of_networks", "07_diagnosing_a_model", "08_making_a_model_go_brrr"]
 MARKERS = ["# SOLUTION", "BEGIN SOLUTION", "END SOLUTION", "BEGIN QUESTION", "END QUESTION",
            "BEGIN TESTS", "END TESTS", "ASSIGNMENT CONFIG", "TEST CONFIG", "otter_assign_solution_cell"]
 
@@ -70,6 +70,20 @@ def test_layout(stem):
 def test_at_least_forty_graded_questions_in_all():
     count = sum(len(glob.glob(os.path.join(ROOT, "exercises", stem, "tests", "q*.py"))) for stem in STEMS)
     assert count >= 40, f"{count} graded questions"
+
+
+def test_the_instructor_guide_counts_what_the_exercises_hold():
+    guide = open(os.path.join(ROOT, "book", "instructor_guide.md"), encoding="utf-8").read()
+    per_stem = [len(glob.glob(os.path.join(ROOT, "exercises", stem, "tests", "q*.py"))) for stem in STEMS]
+    assert f"({sum(per_stem)} in all)" in guide
+    words = {4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+    low, high = min(per_stem), max(per_stem)
+    assert f"{words[low]} to {words[high]} automatically graded" in guide
+    manual = sum("manual: true" in open(os.path.join(ROOT, "solutions", stem, f"{stem}.ipynb"),
+                                      encoding="utf-8").read() for stem in STEMS)
+    assert f"{words[manual].capitalize()} exercises\nadd a free-response question" in guide
+    for stem in STEMS:
+        assert f"`{stem}`" in guide, f"the guide's list of stems lacks {stem}"
 
 
 @pytest.mark.parametrize("stem", STEMS)

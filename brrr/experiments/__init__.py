@@ -22,4 +22,7 @@ from .fusion import (fusion_speedup, speedups, speedup_lines, predicted_speedup,
 from .recompute import (saved_tensors, saved_bytes, mlp_stack, Checkpointed, checkpoint_sweep,
                         checkpoint_model, compiled_recompute, pointwise_chain, peak_memory)
 from . import diagnosis
+from . import capstone  # chapter 8: brrr.experiments.capstone.run_steps, steps_table
 from .diagnosis import compile_remedy, batch_remedy, precision_remedy, low_precision_dtype
+from .dtypes import dtype_roofline
+from .latency import bandwidth_vs_parallelism, load_latency  # chapter 2: latency-bound kernels

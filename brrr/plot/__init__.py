@@ -31,6 +31,11 @@ from .overhead import LIBRARY_MARKERS, LIBRARY_ORDER, double_the_batch, python_o
     reduce_overhead, time_vs_size
 from .fusion import FUSION_OPS, fusion_speedups, fusion_times
 from .recompute import checkpoint_peak_memory, checkpoint_sweep, compiled_recompute
+from .dtypes import dtype_roofline
+from .trace import trace_timeline  # noqa: F401 - a torch.profiler trace as a timeline (chapter 3)
+from .capstone import capstone_steps  # noqa: F401 - chapter 8: a model taken step by step
+from .latency import bandwidth_vs_parallelism  # noqa: F401 - chapter 2: bandwidth against threads or blocks
+from .networks import network_predictions  # noqa: F401 - chapter 6: networks, predicted and measured
 from . import diagrams
 
 __all__ = [

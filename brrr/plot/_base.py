@@ -79,8 +79,10 @@ def _log_axis(axis):
 def _percent_axis(axis):
     """A fraction axis labelled in percent ('0.1%', '25%'), log or linear."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-    if axis.get_scale() == "log":   # 1%, 2%, 5%, 10%, ...: a tick in every span of a few percent
-        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    if axis.get_scale() == "log":   # 1%, 2%, 5%, 10%, ...: a tick in every span of a few percent,
+        low, high = sorted(axis.get_view_interval())   # or one per decade when the axis spans many
+        many = low > 0 and high / low > 300
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if many else (1.0, 2.0, 5.0)))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:.3g}%"))
     axis.set_minor_formatter(NullFormatter())
 

@@ -1,0 +1,287 @@
+"""Chapter 8, making one model go brrr: a GPT-2-style decoder (:mod:`brrr.gpt`) taken step by step.
+
+Each step adds one change to the last configuration that ran (He, 2022):
+
+1. ``eager``: eager PyTorch, float32, one short sequence per call;
+2. ``batch``: a batch large enough to leave the overhead regime;
+3. ``autocast``: ``torch.autocast`` to bfloat16 (float16 on a GPU without bfloat16);
+4. ``compile``: ``torch.compile`` (default mode);
+5. ``graphs``: ``torch.compile(mode="reduce-overhead")``, which replays CUDA graphs (GPU only);
+6. ``sdpa``: attention by ``scaled_dot_product_attention`` (FlashAttention where there is one).
+
+:func:`run_steps` times every step (forward passes under ``torch.no_grad()``, wall clock,
+:func:`brrr.experiments.wallclock.wall_time_per_call`), counts its FLOPs
+(:func:`brrr.gpt.forward_flops`), divides by the device's peak for the step's dtype (MFU) and
+profiles the step's operators with :func:`brrr.profile` to find the regime that takes most of
+the time. A step that cannot run here is a record with a ``skipped`` reason.
+:func:`steps_table` shows the records on the page.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+from .. import config
+from ..results import Result, provenance
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the chapter: the one setting it changes, as ``change``, pairs of (setting,
+    value) of :data:`START`: 'batch' ('small' or 'large', keys of :func:`brrr.gpt.sizes`),
+    'autocast' (bool), 'compile' (None, 'default' or 'reduce-overhead') and 'sdpa' (bool)."""
+    key: str
+    label: str
+    change: tuple = ()
+
+
+STEPS = (
+    Step("eager", "eager FP32"),
+    Step("batch", "large batch", (("batch", "large"),)),
+    Step("autocast", "low-precision autocast", (("autocast", True),)),
+    Step("compile", "torch.compile", (("compile", "default"),)),
+    Step("graphs", "CUDA graphs", (("compile", "reduce-overhead"),)),
+    Step("sdpa", "SDPA attention", (("sdpa", True),)),
+)
+STEP_KEYS = tuple(s.key for s in STEPS)
+
+
+def autocast_dtype(backend: str) -> str:
+    """The autocast dtype: bfloat16, except float16 on a GPU that lacks bfloat16 (a T4)."""
+    if backend == "cuda":
+        import torch
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    return "bfloat16"
+
+
+def autocast(model, dtype: str, device_type: str):
+    """``model`` wrapped in a module that calls it inside ``torch.autocast(device_type, dtype)``,
+    so that :func:`brrr.profile` sees the casts and the low-precision operators."""
+    import torch
+
+    class Autocast(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, idx):
+            with torch.autocast(device_type, dtype=getattr(torch, dtype)):
+                return self.model(idx)
+    return Autocast()
+
+
+def _error(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}"
+
+
+def _regimes(table) -> dict:
+    """{regime: share of the summed replayed time} of a profile table."""
+    from ..profiler import regime_totals
+    shares = regime_totals(table).time_share
+    return {str(k): float(v) for k, v in shares.items()}
+
+
+def _peak(dev, dtype: str) -> float:
+    """The device's peak FLOP/s for the step's dtype: tensor cores for 16-bit dtypes, and for
+    float32 only where PyTorch lets its matmuls use TF32."""
+    import torch
+    tf32 = dev.on_gpu and torch.backends.cuda.matmul.allow_tf32
+    return dev.peak_flops(dtype, tensor_cores=bool(dtype != "float32" or tf32))
+
+
+START = {"batch": "small", "autocast": False, "compile": None, "sdpa": False}
+
+
+def advance(current: dict, step: Step) -> dict:
+    """The configuration of ``step``: ``current`` (the configuration kept so far, or
+    :data:`START`) with the step's one change made."""
+    return {**current, **dict(step.change)}
+
+
+def cannot_run(step: Step, backend: str) -> Optional[str]:
+    """Why ``step`` cannot run on ``backend``, or None."""
+    if step.key == "graphs" and backend != "cuda":
+        return "CUDA graphs record and replay GPU kernel launches; there is no CUDA GPU here"
+    return None
+
+
+def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float] = None,
+             profile_budget: Optional[float] = None, profiles: Optional[dict] = None,
+             gpu: Optional[bool] = None) -> Result:
+    """Run the chapter's steps on the live device and return a Result, one record per step.
+
+    Each step makes its one change to the configuration kept so far, and is measured. The change
+    is kept when the time per token did not grow (the first step is always kept); otherwise it is
+    undone and the next step builds on the configuration before it, as an engineer would.
+
+    ``quick``: quick-mode sizes (default: :func:`brrr.config.quick_mode`). ``steps``: which of
+    :data:`STEPS` to run. ``budget``: seconds of timing per step (default 1, 0.2 in quick
+    mode; a step whose call is slower gets up to three calls' worth, at most 5 × ``budget``). ``profile_budget``: seconds of replay per distinct operator in each profile
+    (default 0.05). ``profiles``: a dict to fill with each step's :func:`brrr.profile` table,
+    keyed by step (steps that differ only by compiling share the eager operators' table: the
+    compiler starts from those operators). ``gpu``: model sizes for a GPU or a CPU (default:
+    the live device's; :func:`brrr.gpt.sizes`).
+
+    Records: step, label, batch, seq, tokens, dtype, attention ('manual' or 'sdpa'), compile
+    (None, 'default', 'reduce-overhead'), seconds (median wall-clock seconds per forward
+    pass), min_seconds, iqr_seconds, floor_seconds, calls_per_sample, flops (per forward pass,
+    :func:`brrr.gpt.forward_flops`), tokens_per_second, seconds_per_token, flops_per_second
+    (achieved), peak_flops (the device's, for the dtype), mfu (flops_per_second / peak_flops),
+    counted_flops (all operators of the profile, :mod:`brrr.profiler.counting`), regime (the
+    one that takes most of the profile's time), regime_shares ({regime: share of time}),
+    compile_seconds (first call of a compiled step), backend, builds_on (the step whose
+    configuration this one changed, None for the first), kept (whether its change stays),
+    skipped (None, or why the step did not run; a skipped record has no times and is not kept). Where a profile runs out of memory the step
+    keeps its times, its regime is None and ``profile_skipped`` says why.
+    """
+    import torch
+    from ..device import device as live
+    from ..gpt import GPT, forward_flops, sizes as gpt_sizes, tokens
+    from ..profiler import profile
+    from .common import free_memory, is_out_of_memory
+    from .diagnosis import _native_bf16
+    from .wallclock import wall_time_per_call
+    quick = config.quick_mode() if quick is None else quick
+    dev = live()
+    backend, where = dev.backend, dev.torch_device
+    s = gpt_sizes(quick, dev.on_gpu if gpu is None else gpu)
+    cfg = s["config"]
+    budget = budget or (0.2 if quick else 1.0)
+    profile_budget = profile_budget or 0.05
+    low = autocast_dtype(backend)
+    model = GPT(cfg).eval().to(where)
+    result = Result("capstone_steps", meta=provenance(
+        f"brrr.experiments.capstone.run_steps(quick={quick})", model=s["name"], n_params=cfg.n_params(),
+        config={k: getattr(cfg, k) for k in ("n_layer", "n_head", "d_model", "vocab", "context")},
+        small=list(s["small"]), large=list(s["large"]), autocast_dtype=low, grad="torch.no_grad()",
+        native_bf16=_native_bf16() if backend == "cpu" else None, quick=quick))
+    tables: dict = {}       # (batch, seq, dtype, sdpa) -> profile table, or why there is none
+    current, kept = START, None     # the configuration kept so far, and its record
+    for step in steps:
+        reason, run = cannot_run(step, backend), advance(current, step)
+        batch, seq = s[run["batch"]]
+        record = {"step": step.key, "label": step.label, "batch": batch, "seq": seq, "tokens": batch * seq,
+                  "backend": backend, "builds_on": kept["step"] if kept else None, "kept": False,
+                  "skipped": reason}
+        if reason:
+            result.records.append(record)
+            continue
+        dtype = low if run["autocast"] else "float32"
+        record.update(dtype=dtype, attention="sdpa" if run["sdpa"] else "manual", compile=run["compile"])
+        model.use_sdpa(run["sdpa"])
+        idx = tokens(cfg, batch, seq, device=where)
+        net = autocast(model, dtype, backend) if run["autocast"] else model
+        fn, compile_seconds = net, None
+        if run["compile"]:
+            try:
+                torch._dynamo.reset()
+                fn = torch.compile(net, mode=run["compile"])
+                start = time.perf_counter()
+                with torch.no_grad():
+                    fn(idx)                                     # compiles now, outside the timing
+                dev.synchronize()
+                compile_seconds = time.perf_counter() - start
+            except Exception as exc:  # noqa: BLE001 - no compiler toolchain, unsupported platform
+                record["skipped"] = f"torch.compile failed here ({_error(exc)})"
+                result.records.append(record)
+                continue
+        mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
+        graphs = run["compile"] == "reduce-overhead" and backend == "cuda" and mark is not None
+
+        def call(fn=fn, idx=idx, graphs=graphs):
+            with torch.no_grad():
+                if graphs:
+                    mark()                                      # a new step: replay, don't re-record
+                fn(idx)
+        start = time.perf_counter()
+        call()
+        dev.synchronize()
+        one = time.perf_counter() - start                       # a slow step still gets about 3 samples
+        timing = wall_time_per_call(call, backend, budget=max(budget, min(3 * one, 5 * budget)))
+        flops = forward_flops(cfg, batch, seq)["total"]
+        key = (batch, seq, dtype, run["sdpa"])
+        if key not in tables:
+            try:
+                tables[key] = profile(net, idx, budget=profile_budget)
+            except Exception as exc:  # noqa: BLE001 - the recorded tensors of a large model fill the GPU
+                if not is_out_of_memory(exc):
+                    raise
+                free_memory()
+                tables[key] = f"the profile ran out of memory ({_error(exc)})"
+        table = tables[key] if not isinstance(tables[key], str) else None
+        if table is None:
+            record["profile_skipped"] = tables[key]
+        if profiles is not None and table is not None:
+            profiles[step.key] = table
+        shares = _regimes(table) if table is not None else {}
+        peak = _peak(dev, dtype)
+        record.update({**timing, "flops": flops,
+                       "tokens_per_second": batch * seq / timing["seconds"],
+                       "seconds_per_token": timing["seconds"] / (batch * seq),
+                       "flops_per_second": flops / timing["seconds"], "peak_flops": peak,
+                       "mfu": flops / timing["seconds"] / peak,
+                       "counted_flops": float(table.flops.sum()) if table is not None else None,
+                       "regime": max(shares, key=shares.get) if shares else None, "regime_shares": shares,
+                       "compile_seconds": compile_seconds})
+        record["kept"] = kept is None or record["seconds_per_token"] <= kept["seconds_per_token"]
+        result.records.append(record)
+        if record["kept"]:
+            current, kept = run, record
+        del fn
+    model.use_sdpa(False)
+    if dev.on_gpu:
+        torch.cuda.empty_cache()
+    return result
+
+
+def measured(result) -> list:
+    """The records of the steps that ran (not skipped), in order."""
+    return [r for r in result.records if not r.get("skipped")]
+
+
+def overall(result) -> dict:
+    """The first measured step against the configuration kept at the end (the fastest, by
+    construction): speed-up in time per token (first / final), their MFU, and the labels of the
+    changes kept and of those undone."""
+    runs = measured(result)
+    if not runs:
+        raise ValueError("no step of this result ran")
+    kept = [r for r in runs if r.get("kept", True)] or runs[:1]
+    first, final = runs[0], kept[-1]
+    best = min(runs, key=lambda r: r["seconds_per_token"])
+    return {"first": first["step"], "last": final["step"], "speedup": first["seconds_per_token"] / final["seconds_per_token"],
+            "first_mfu": first["mfu"], "last_mfu": final["mfu"], "best": best["step"],
+            "best_speedup": first["seconds_per_token"] / best["seconds_per_token"],
+            "kept": [r["label"] for r in kept[1:]], "undone": [r["label"] for r in runs if not r.get("kept", True)]}
+
+
+def steps_table(result, references=()):
+    """The steps for the page: what ran, tokens per call, time per forward pass, time per token,
+    tokens per second, MFU and the dominant regime; each reference's time per token beside."""
+    import pandas as pd
+    from ..book import table as styled
+    rows = []
+    for r in result.records:
+        skipped = r.get("skipped")
+        rows.append({"step": r["label"],
+                     "change": "skipped" if skipped else "kept" if r.get("kept", True) else "undone",
+                     "dtype": r.get("dtype") or "–",
+                     "tokens per call": r["tokens"],
+                     "time per forward": None if skipped else r["seconds"],
+                     "time per token": None if skipped else r["seconds_per_token"],
+                     "tokens/s": None if skipped else r["tokens_per_second"],
+                     "MFU": None if skipped else r["mfu"],
+                     "bound by (most time)": "skipped" if skipped else
+                     str(r["regime"]).replace("-bound", "") if r.get("regime") else "not profiled"})
+    out = pd.DataFrame(rows)
+    formats = {"tokens per call": "int", "time per forward": "time", "time per token": "time",
+               "tokens/s": "int", "MFU": "percent"}
+    for run in references or ():
+        from ..profiler.reports import short_device_name
+        got = {r["step"]: (None if r.get("skipped") else r["seconds_per_token"]) for r in run.records}
+        header = f"time per token, {short_device_name(run)} (reference)"
+        out[header] = [got.get(r["step"]) for r in result.records]
+        formats[header] = "time"
+    return styled(out, formats)

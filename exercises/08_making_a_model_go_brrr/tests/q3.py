@@ -1,0 +1,15 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q3"
+points = None
+
+@test_case(points=1, hidden=False)
+def test_format(t_small, t_large, seconds_per_token_small, seconds_per_token_large, mfu_small, mfu_large, roofline_fraction_small, roofline_fraction_large, batching_speedup):
+    import numbers
+    import brrr
+    assert isinstance(t_small, brrr.Timing) and isinstance(t_large, brrr.Timing), 't_small and t_large are what brrr.bench returns'
+    for value in (seconds_per_token_small, seconds_per_token_large, mfu_small, mfu_large, roofline_fraction_small, roofline_fraction_large, batching_speedup):
+        assert isinstance(value, numbers.Real) and (not isinstance(value, bool)) and (value > 0), 'times, MFUs, fractions and the speed-up are positive numbers'
+

@@ -1,0 +1,149 @@
+"""brrr.experiments.capstone: chapter 8's steps at a tiny size on the CPU (record schema 2)."""
+import json
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from brrr import gpt  # noqa: E402
+from brrr.experiments import capstone  # noqa: E402
+from brrr.results import Result  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def run():
+    profiles = {}
+    result = capstone.run_steps(quick=True, budget=0.02, profile_budget=0.005, profiles=profiles)
+    return result, profiles
+
+
+def test_every_step_is_present_in_order(run):
+    result, _ = run
+    assert [r["step"] for r in result.records] == list(capstone.STEP_KEYS)
+    assert result.meta["n_params"] == gpt.sizes(True)["config"].n_params()
+    assert result.meta["grad"] == "torch.no_grad()"
+
+
+def test_records_are_valid(run):
+    result, _ = run
+    backend = result.meta["device"]["backend"]
+    for r in capstone.measured(result):
+        assert r["backend"] == backend and r["skipped"] is None
+        assert r["seconds"] > 0 and r["min_seconds"] <= r["seconds"] and r["iqr_seconds"] >= 0
+        assert r["tokens"] == r["batch"] * r["seq"]
+        assert math.isclose(r["seconds_per_token"], r["seconds"] / r["tokens"])
+        assert math.isclose(r["tokens_per_second"] * r["seconds_per_token"], 1)
+        assert math.isclose(r["mfu"], r["flops"] / r["seconds"] / r["peak_flops"])
+        assert r["regime"] in ("compute-bound", "memory-bound", "overhead-bound")
+        assert math.isclose(sum(r["regime_shares"].values()), 1)
+        assert r["regime_shares"][r["regime"]] == max(r["regime_shares"].values())
+    again = Result.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.records == result.records
+
+
+def test_each_step_changes_one_thing_of_the_configuration_it_builds_on(run):
+    result, _ = run
+    rec = {r["step"]: r for r in result.records}
+    assert rec["autocast"]["dtype"] == capstone.autocast_dtype("cpu") and rec["sdpa"]["attention"] == "sdpa"
+    if not rec["compile"]["skipped"]:
+        assert rec["compile"]["compile"] == "default" and rec["compile"]["compile_seconds"] > 0
+
+    def setting(r):
+        return {"tokens": r["tokens"], "dtype": r["dtype"], "attention": r["attention"], "compile": r["compile"]}
+    for r in capstone.measured(result)[1:]:
+        base = setting(rec[r["builds_on"]])
+        assert len([k for k, v in setting(r).items() if base[k] != v]) == 1, r["step"]
+
+
+def test_a_change_is_kept_only_when_it_did_not_slow_the_model(run):
+    result, _ = run
+    first, *rest = capstone.measured(result)
+    assert first["kept"] and first["builds_on"] is None
+    last_kept = first
+    for r in result.records[1:]:
+        assert r["builds_on"] == last_kept["step"]
+        if r["skipped"]:
+            assert r["kept"] is False
+            continue
+        assert r["kept"] == (r["seconds_per_token"] <= last_kept["seconds_per_token"])
+        last_kept = r if r["kept"] else last_kept
+    o = capstone.overall(result)
+    assert o["last"] == last_kept["step"] and o["best"] == last_kept["step"]   # the kept one is the fastest
+    assert len(o["kept"]) + len(o["undone"]) == len(capstone.measured(result)) - 1
+
+
+def test_skipped_steps_carry_a_reason(run):
+    result, _ = run
+    for r in result.records:
+        assert r["skipped"] is None or (isinstance(r["skipped"], str) and r["skipped"])
+    if result.meta["device"]["backend"] == "cpu":
+        graphs = next(r for r in result.records if r["step"] == "graphs")
+        assert "CUDA GPU" in graphs["skipped"] and "seconds" not in graphs
+
+
+def test_flop_count_matches_the_formula_and_the_profile(run):
+    result, profiles = run
+    cfg = gpt.GPTConfig(**result.meta["config"])
+    for r in capstone.measured(result):
+        assert r["flops"] == gpt.forward_flops(cfg, r["batch"], r["seq"])["total"]
+        table = profiles[r["step"]]
+        matmuls = table[table.category == "matmul"].flops.sum()
+        if r["attention"] == "manual":
+            assert matmuls == r["flops"]          # the profiler's own counter agrees with the formula
+        assert r["counted_flops"] >= matmuls      # plus softmax, LayerNorm, GELU, adds
+
+
+def test_a_failing_compile_is_a_skipped_step(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("no C++ compiler found\nmore detail")
+    monkeypatch.setattr(torch, "compile", broken)
+    steps = [s for s in capstone.STEPS if s.key in ("batch", "compile", "sdpa")]
+    result = capstone.run_steps(quick=True, steps=steps, budget=0.01, profile_budget=0.005)
+    rec = {r["step"]: r for r in result.records}
+    assert rec["compile"]["skipped"] == "torch.compile failed here (RuntimeError: no C++ compiler found)"
+    assert rec["sdpa"]["skipped"] is None and rec["sdpa"]["compile"] is None
+
+
+def test_each_step_adds_its_change_to_the_last_that_ran():
+    current = capstone.START
+    for step in capstone.STEPS:
+        current = capstone.advance(current, step)
+    assert current == {"batch": "large", "autocast": True, "compile": "reduce-overhead", "sdpa": True}
+    graphs = next(s for s in capstone.STEPS if s.key == "graphs")
+    assert capstone.cannot_run(graphs, "cpu") and capstone.cannot_run(graphs, "cuda") is None
+
+
+def test_table_and_overall(run):
+    result, _ = run
+    html = capstone.steps_table(result, [result]).to_html()
+    assert "time per token" in html and "skipped" in html and "(reference)" in html
+    o = capstone.overall(result)
+    first, final = capstone.measured(result)[0], [r for r in capstone.measured(result) if r["kept"]][-1]
+    assert math.isclose(o["speedup"], first["seconds_per_token"] / final["seconds_per_token"])
+    assert "undone" in html or not o["undone"]
+
+
+def test_the_figure_draws(run):
+    import matplotlib
+    matplotlib.use("Agg")
+    from brrr.plot.capstone import capstone_steps
+    result, _ = run
+    fig = capstone_steps(result)
+    assert len(fig.axes) == 2
+    fig = capstone_steps(result, reference=[result])
+    assert fig.legends
+
+
+def test_a_profile_out_of_memory_keeps_the_times(monkeypatch):
+    import brrr.profiler
+
+    def full(*args, **kwargs):
+        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    monkeypatch.setattr(brrr.profiler, "profile", full)
+    steps = [s for s in capstone.STEPS if s.key in ("eager", "batch")]
+    result = capstone.run_steps(quick=True, steps=steps, budget=0.01)
+    for r in result.records:
+        assert r["seconds"] > 0 and r["regime"] is None and r["counted_flops"] is None
+        assert r["profile_skipped"].startswith("the profile ran out of memory (RuntimeError: CUDA out of memory")
+    assert "not profiled" in capstone.steps_table(result).to_html()

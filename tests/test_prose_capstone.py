@@ -1,0 +1,322 @@
+"""Chapter 8's sentences: every wording, chosen by hand-made records, and the live run's text.
+
+The hand-made results are not measurements: they reach each outcome (faster, slower, about the
+same; a CPU with or without bfloat16 instructions; a GPU; a skipped step; reference runs).
+"""
+import pytest
+
+from brrr.prose import capstone as prose, words
+from brrr.results import Result
+
+CONFIG = {"n_layer": 4, "n_head": 4, "d_model": 256, "vocab": 8192, "context": 256}
+LABELS = {"eager": "eager FP32", "batch": "large batch", "autocast": "low-precision autocast",
+          "compile": "torch.compile", "graphs": "CUDA graphs", "sdpa": "SDPA attention"}
+
+
+def rec(step, per_token, regime="memory-bound", share=0.6, mfu=0.05, backend="cpu", tokens=512, **extra):
+    r = {"step": step, "label": LABELS[step], "tokens": tokens, "batch": 4, "seq": tokens // 4, "backend": backend,
+         "skipped": None, "dtype": "bfloat16" if step not in ("eager", "batch") else "float32",
+         "seconds": per_token * tokens, "seconds_per_token": per_token, "tokens_per_second": 1 / per_token,
+         "mfu": mfu, "regime": regime, "regime_shares": {regime: share, "other": 1 - share},
+         "compile": "default" if step in ("compile", "graphs", "sdpa") else None, "compile_seconds": None}
+    r.update(extra)
+    return r
+
+
+def skipped(step, why="there is no CUDA GPU here", backend="cpu"):
+    return {"step": step, "label": LABELS[step], "tokens": 512, "batch": 4, "seq": 128, "backend": backend,
+            "skipped": why}
+
+
+def decide(records):
+    """Mark each record as run_steps does: the step it builds on (the last one kept), and whether
+    its change is kept (time per token not above that step's)."""
+    kept = None
+    for r in records:
+        r["builds_on"], r["kept"] = (kept["step"] if kept else None), False
+        if not r.get("skipped"):
+            r["kept"] = kept is None or r["seconds_per_token"] <= kept["seconds_per_token"]
+            kept = r if r["kept"] else kept
+    return records
+
+
+def result(records, backend="cpu", native=False, reference=False, name="AMD EPYC"):
+    decide(records)
+    meta = {"device": {"name": name, "backend": backend}, "config": CONFIG, "large": [4, 128], "small": [1, 8],
+            "native_bf16": native if backend == "cpu" else None, "date": "2026-11-24"}
+    if reference:
+        meta["reference"] = True
+    return Result("capstone_steps", records, meta)
+
+
+def cpu_run(autocast=3e-3, compile_=2e-3, sdpa=2e-3, native=False):
+    return result([rec("eager", 5e-3, "overhead-bound", 0.55, 0.01, tokens=8),
+                   rec("batch", 1e-3, "memory-bound", 0.5), rec("autocast", autocast, "compute-bound", 0.7),
+                   rec("compile", compile_, "compute-bound", 0.7, compile_seconds=20.0), skipped("graphs"),
+                   rec("sdpa", sdpa, "compute-bound", 0.8)], native=native)
+
+
+def gpu_run(reference=False, graphs=1e-6):
+    g = dict(backend="cuda")
+    return result([rec("eager", 1e-4, "overhead-bound", 0.9, 0.001, tokens=16, **g),
+                   rec("batch", 2e-6, "compute-bound", 0.6, 0.3, **g),
+                   rec("autocast", 1e-6, "memory-bound", 0.5, 0.2, **g),
+                   rec("compile", 0.7e-6, "memory-bound", 0.5, 0.3, compile_seconds=40.0, **g),
+                   rec("graphs", graphs, "memory-bound", 0.5, 0.3, **g),
+                   rec("sdpa", 0.5e-6, "compute-bound", 0.6, 0.4, **g)], backend="cuda", reference=reference,
+                  name="NVIDIA H100 80GB HBM3")
+
+
+# --- the first step and the hint for the next ----------------------------------------------
+
+def test_first_step_overhead_bound_points_to_the_batch():
+    p = prose.step(cpu_run(), "eager")
+    assert p.facts["outcome"] == "first" and "Against" not in str(p) and "change stays" not in str(p)
+    assert "55% of the operators' time in overhead-bound" in str(p)
+    assert "pays the same fixed costs once" in str(p)
+    assert words.seconds(5e-3) in str(p) and "1% MFU" in str(p).replace("1.0%", "1%")
+
+
+def test_first_step_not_overhead_bound():
+    run = cpu_run()
+    run.records[0]["regime"], run.records[0]["regime_shares"] = "compute-bound", {"compute-bound": 0.9}
+    assert "not mostly fixed cost here" in str(prose.step(run, "eager"))
+
+
+# --- the batch --------------------------------------------------------------------------------
+
+def test_batch_faster_and_the_cpu_hint_about_bf16():
+    p = prose.step(cpu_run(native=False), "batch")
+    assert p.facts["outcome"] == "faster" and "time per token fell 5 times" in str(p)
+    assert "Against eager FP32, the configuration this step changed" in str(p)
+    assert "shared by many more tokens" in str(p) and "The change stays." in str(p)
+    assert "this CPU has none, so expect it to be slower here" in str(p)
+
+
+def test_batch_not_faster_and_the_gpu_hint():
+    run = gpu_run()
+    run.records[1]["seconds_per_token"] = 1e-4
+    p = prose.step(decide_again(run), "batch")
+    assert p.facts["outcome"] == "same" and "barely moved" in str(p) and "did not pay here" in str(p)
+    assert "It was not slower, so the change stays." in str(p)
+    assert "attacks compute-bound matmuls" in str(p)
+    run.records[1]["seconds_per_token"] = 2e-4
+    p = prose.step(decide_again(run), "batch")
+    assert p.facts["outcome"] == "slower" and not p.facts["kept"]
+    assert "the next step builds on eager FP32 again" in str(p)
+    assert "The next step builds on eager FP32, whose profile" in str(p)   # the hint is about what stays
+
+
+# --- autocast ---------------------------------------------------------------------------------
+
+def decide_again(run):
+    decide(run.records)
+    return run
+
+
+def test_autocast_slower_on_a_cpu_without_bf16_instructions():
+    p = prose.step(cpu_run(native=False), "autocast")
+    assert p.facts["outcome"] == "slower" and "grew 3 times" in str(p) and "made the model slower" in str(p)
+    assert "no bfloat16 dot-product instructions" in str(p)
+    assert not p.facts["kept"] and "builds on large batch again" in str(p)
+    assert "has most of the time to work on" in str(p)     # compile's hint, from the batch step's profile
+
+
+def test_autocast_slower_elsewhere():
+    for native in (True, None):
+        text = str(prose.step(cpu_run(native=native), "autocast"))
+        assert "casts autocast inserts" in text and "dot-product" not in text
+
+
+def test_autocast_faster_on_a_gpu_and_on_a_cpu():
+    p = prose.step(gpu_run(), "autocast")
+    assert p.facts["outcome"] == "faster" and "tensor cores" in str(p)
+    assert "has most of the time to work on" in str(p)       # memory-bound: compile's hint
+    run = gpu_run()
+    run.records[2].update(regime="compute-bound")
+    assert "can win back at most their share" in str(prose.step(run, "autocast"))
+    text = str(prose.step(cpu_run(autocast=0.5e-3, native=True), "autocast"))
+    assert "dedicated instructions" in text
+
+
+def test_autocast_about_the_same():
+    text = str(prose.step(cpu_run(autocast=1.05e-3), "autocast"))
+    assert "gained little from the lower precision" in text and "the change is undone" in text
+
+
+# --- compile ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("per_token, outcome, words_", [(0.8e-3, "faster", "fused the chains"),
+                                                       (6e-3, "slower", "does not promise a speed-up"),
+                                                       (1.05e-3, "same", "little of this step's time")])
+def test_compile(per_token, outcome, words_):
+    p = prose.step(cpu_run(compile_=per_token), "compile")
+    assert p.facts["outcome"] == outcome and words_ in str(p)
+    assert "Compiling took 20 s once" in str(p)
+    if outcome == "faster":
+        assert "eager operators the compiler starts from" in str(p) and p.facts["kept"]
+    else:                                                    # undone: the hint is the batch step's
+        assert "builds on large batch again" in str(p) and "compiler starts from" not in str(p)
+    assert "on this machine it is skipped" in str(p)         # the next step, graphs, on a CPU
+
+
+def test_compile_faster_than_fusion_alone_allows():
+    text = str(prose.step(cpu_run(compile_=0.3e-3), "compile"))   # 3.3x, with 70% of the time compute-bound
+    assert "more than fusion alone can give" in text and "at most 1.4 times as fast" in text
+    assert "emulated low-precision matmuls" in text
+    run = cpu_run(compile_=0.3e-3)
+    run.records[3]["dtype"] = "float32"                              # autocast undone: nothing emulated
+    assert "emulated" not in str(prose.step(run, "compile"))
+    assert "more than fusion alone" not in str(prose.step(cpu_run(compile_=0.9e-3), "compile"))
+    run = gpu_run()
+    run.records[3].update(seconds_per_token=0.2e-6, regime_shares={"compute-bound": 0.5, "memory-bound": 0.5})
+    gpu_text = str(prose.step(run, "compile"))
+    assert "at most 2 times as fast" in gpu_text and "emulated" not in gpu_text
+
+
+def test_compile_without_a_compile_time_and_the_gpu_graphs_hint():
+    run = gpu_run()
+    run.records[3]["compile_seconds"] = None
+    text = str(prose.step(run, "compile"))
+    assert "Compiling took" not in text and "a remedy for overhead" in text
+
+
+# --- CUDA graphs ------------------------------------------------------------------------------
+
+def test_graphs_skipped_on_a_cpu():
+    p = prose.step(cpu_run(), "graphs")
+    assert p.facts["outcome"] == "skipped" and "did not run here: there is no CUDA GPU here." in str(p)
+    assert "builds on the configuration kept so far" in str(p) and "No reference" not in str(p)
+
+
+def test_graphs_on_a_gpu():
+    p = prose.step(gpu_run(graphs=0.4e-6), "graphs")
+    assert p.facts["outcome"] == "faster" and "one recorded graph" in str(p)
+    assert "never writes the sequence × sequence" in str(p)  # the hint for sdpa
+    assert "saved little" in str(prose.step(gpu_run(graphs=0.7e-6), "graphs"))
+
+
+def test_a_skipped_last_step_has_no_next():
+    run = cpu_run()
+    run.records[-1] = skipped("sdpa", "no reason")
+    assert "builds on" not in str(prose.step(run, "sdpa"))
+
+
+# --- SDPA -------------------------------------------------------------------------------------
+
+def test_sdpa_outcomes_and_the_attention_share():
+    share = prose.attention_share(cpu_run())
+    assert 0 < share < 0.2
+    faster = prose.step(cpu_run(sdpa=0.5e-3), "sdpa")
+    assert faster.facts["outcome"] == "faster" and "tile by tile" in str(faster) and words.percent(share) in str(faster)
+    assert "Its profile" not in str(faster)                  # the last step has no next step to argue for
+    slower = str(prose.step(cpu_run(sdpa=4e-3), "sdpa"))         # against the batch step, kept at 1 ms
+    assert "fast low-precision arithmetic" in slower and "more than attention's share" in slower
+    assert "more than attention's share" not in str(prose.step(cpu_run(sdpa=1.3e-3), "sdpa"))
+    run = gpu_run()
+    run.records[-1]["seconds_per_token"] = 2e-6
+    assert "at a short sequence the scores are small" in str(prose.step(run, "sdpa"))
+    assert "attention is a small part of the work" in str(prose.step(cpu_run(sdpa=1.05e-3), "sdpa"))
+
+
+def test_noisy_samples_are_said():
+    run = cpu_run()
+    run.records[0]["iqr_seconds"] = 0.5 * run.records[0]["seconds"]
+    p = prose.step(run, "batch")
+    assert p.facts["noisy"] and "the machine was busy" in str(p)
+    assert not prose.step(run, "eager").facts["noisy"]      # the first step has nothing to compare with
+    assert not prose.step(cpu_run(), "batch").facts["noisy"]
+
+
+def test_a_step_without_a_profile():
+    run = cpu_run()
+    run.records[1].update(regime=None, regime_shares={}, profile_skipped="the profile ran out of memory (x)")
+    assert "This step has no profile: the profile ran out of memory (x)." in str(prose.step(run, "batch"))
+
+
+def test_mfu_above_the_roof_is_called_a_bug():
+    run = cpu_run()
+    run.records[1]["mfu"] = 1.5
+    assert "no machine allows" in str(prose.step(run, "batch"))
+    assert "no machine allows" not in str(prose.step(cpu_run(), "batch"))
+
+
+def test_unknown_step():
+    with pytest.raises(KeyError):
+        prose.step(cpu_run(), "nope")
+
+
+# --- references -------------------------------------------------------------------------------
+
+def test_reference_paragraphs_for_every_outcome():
+    ref = gpu_run(reference=True)
+    ref.records[2]["seconds_per_token"] = 4e-6                # autocast slower on the reference
+    ref.records[3]["seconds_per_token"] = 2.05e-6             # compile about the same as the batch step
+    ref.records[4] = skipped("graphs", "x", "cuda")
+    decide(ref.records)
+    texts = {k: str(prose.step(cpu_run(), k, [ref])).split("\n\n")[-1] for k in LABELS}
+    assert texts["eager"].startswith("On the reference NVIDIA H100 80GB HBM3 (measured 2026-11-24)")
+    assert texts["eager"].endswith("MFU.")
+    assert "faster per token than the step before" in texts["batch"]
+    assert "slower per token" in texts["autocast"] and "about as fast per token" in texts["compile"]
+    assert "this step did not run" in texts["graphs"]
+
+
+# --- the summary ------------------------------------------------------------------------------
+
+def test_summary_faster_with_changes_undone_and_skips():
+    p = prose.summary(cpu_run())
+    assert p.facts["outcome"] == "faster" and p.facts["kept"] == 1 and p.facts["undone"] == 3
+    assert "fell from 5 ms to 1 ms, 5 times faster" in str(p)
+    assert "The changes kept: large batch." in str(p)
+    assert "Undone, because they made the model slower on this machine: low-precision autocast, " \
+           "torch.compile and SDPA attention." in str(p)
+    assert "Skipped here: CUDA graphs." in str(p)
+    assert "No reference GPU run of these steps ships" in str(p)
+
+
+def test_summary_when_no_change_was_kept():
+    run = cpu_run(autocast=6e-3, compile_=6e-3, sdpa=6e-3)
+    run.records[1]["seconds_per_token"] = 6e-3
+    p = prose.summary(decide_again(run))
+    assert p.facts["outcome"] == "none kept" and p.facts["kept"] == 0
+    assert "so every one was undone: eager FP32 stays the fastest configuration" in str(p)
+
+
+def test_summary_all_kept_and_with_a_reference():
+    p = prose.summary(gpu_run(graphs=0.6e-6), [gpu_run(reference=True, graphs=0.6e-6)])
+    assert p.facts["undone"] == 0 and "No change had to be undone." in str(p)
+    assert "200 times faster" in str(p) and "No reference" not in str(p)
+    assert "the changes kept took the model from 0.1% to 40% MFU, 200 times faster per token" in str(p)
+
+
+def test_summary_about_the_same():
+    run = cpu_run(autocast=6e-3, compile_=6e-3, sdpa=6e-3)
+    run.records[1]["seconds_per_token"] = 4.8e-3
+    p = prose.summary(decide_again(run))
+    assert p.facts["outcome"] == "same" and "about the same" in str(p)
+
+
+# --- the live run ---------------------------------------------------------------------------
+
+def test_the_live_run_reads_right():
+    pytest.importorskip("torch")
+    from brrr.experiments import capstone
+    steps = [s for s in capstone.STEPS if s.key in ("eager", "batch", "autocast", "graphs")]
+    run = capstone.run_steps(quick=True, steps=steps, budget=0.02, profile_budget=0.005)
+    for r in run.records:
+        p = prose.step(run, r["step"])
+        if r["skipped"]:
+            assert p.facts["outcome"] == "skipped" and r["skipped"] in str(p)
+            continue
+        assert words.seconds(r["seconds_per_token"]) in str(p) and words.percent(r["mfu"]) in str(p)
+        before = prose._previous(run, r["step"])
+        assert p.facts["outcome"] == prose.change(r, before)[0]
+    autocast = next(r for r in run.records if r["step"] == "autocast")
+    if run.meta["native_bf16"] is False and prose.change(autocast, run.records[1])[0] == "slower":
+        assert "dot-product instructions" in str(prose.step(run, "autocast"))
+    s = prose.summary(run)
+    final = [r for r in capstone.measured(run) if r["kept"]][-1]
+    assert words.percent(final["mfu"]) in str(s) and words.seconds(final["seconds_per_token"]) in str(s)
+    for r in capstone.measured(run)[1:]:                    # each step against the one it changed
+        assert r["kept"] == (r["seconds_per_token"] <= prose._previous(run, r["step"])["seconds_per_token"])
