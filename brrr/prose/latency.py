@@ -1,0 +1,229 @@
+"""Chapter 2, latency-bound kernels: what the copy's bandwidth did as its parallelism grew.
+
+:func:`latency_bound` takes a ``bandwidth_vs_parallelism`` result (CPU threads or GPU blocks)
+and the reference runs of it, and says how much of the roof one thread or one block reached,
+where the curve flattens (or that it never did here), and, where the run measured a load's
+latency, Little's estimate of the bytes in flight. :func:`curve` holds the numbers it chose from.
+"""
+from __future__ import annotations
+
+from . import Prose, with_references
+from . import words as w
+from .words import ABOVE_ROOF, SAME
+
+SATURATED = 0.9    # a point within 90% of the best has reached the curve's flat part
+
+
+def curve(result) -> dict:
+    """The shape of a bandwidth-vs-parallelism run.
+
+    ``outcome`` is 'one point' (nothing to compare), 'slower' (more parallelism lost bandwidth),
+    'no gain' (within SAME of one worker's throughout), 'falls back' (it rose, then the largest
+    counts fell more than 1 - SATURATED below the best), 'still rising' (the largest count was the
+    best and its step still gained more than SAME) or 'saturates' (the curve flattens at
+    ``flat_at``: the smallest count within SATURATED of the best, every larger count too).
+    """
+    recs = sorted(result.records, key=lambda r: r["parallelism"])
+    if not recs:
+        raise ValueError("the result has no records: run brrr.experiments.bandwidth_vs_parallelism")
+    meta = getattr(result, "meta", {}) or {}
+    counts = [r["parallelism"] for r in recs]
+    gbps = [r["gbps"] for r in recs]
+    i_best = max(range(len(gbps)), key=gbps.__getitem__)
+    best, first, last = gbps[i_best], gbps[0], gbps[-1]
+    flat_from = next((k for k in range(len(gbps)) if all(g >= SATURATED * best for g in gbps[k:])), None)
+    if len(recs) == 1:
+        outcome = "one point"
+    elif best <= (1 + SAME) * first:
+        outcome = "slower" if last < first / (1 + SAME) else "no gain"
+    elif flat_from is None:
+        outcome = "falls back"
+    elif i_best == len(recs) - 1 and last > (1 + SAME) * gbps[-2]:
+        outcome = "still rising"
+    else:
+        outcome = "saturates"
+    dev = meta.get("device") or {}
+    roof = meta.get("roof_bandwidth") or dev.get("peak_bandwidth")
+    latency = (meta.get("latency") or {}).get("seconds_per_load")
+    return {"outcome": outcome, "unit": recs[0].get("unit", "threads"), "counts": counts, "gbps": gbps,
+            "first_count": counts[0], "first": first, "best": best, "best_count": counts[i_best],
+            "last": last, "last_count": counts[-1], "roof": roof,
+            "flat_at": None if flat_from is None else counts[flat_from],
+            "latency": latency, "cpu": w.is_cpu(result), "device": dev.get("name", "this device"),
+            "sm_count": meta.get("sm_count"), "block": meta.get("block"), "size": recs[0].get("size"),
+            "itemsize": recs[0]["nbytes"] / (2 * recs[0]["size"]) if recs[0].get("size") else None,
+            "l2_bytes": dev.get("l2_bytes"),
+            "load_average": meta.get("load_average"), "cpus": meta.get("cpus")}
+
+
+def _gb(gbps: float) -> str:
+    return w.rate(gbps * 1e9, "B/s")
+
+
+def _share(c: dict, gbps: float) -> str:
+    """'62% of the measured DRAM bandwidth' (or '' without a roof)."""
+    if not c["roof"]:
+        return ""
+    kind = "measured" if c["cpu"] else "spec-sheet"
+    return f"{w.percent(gbps * 1e9 / c['roof'])} of the {kind} DRAM bandwidth"
+
+
+def _workers(c: dict, count: int) -> str:
+    """'1 thread', '2 threads', '1 block of 256 threads', '264 blocks (2 per SM)'."""
+    if c["unit"] == "blocks":
+        text = "one block" if count == 1 else f"{w.integer(count)} blocks"
+        if count == 1 and c["block"]:
+            text += f" of {c['block']} threads"
+        if c["sm_count"] and count >= c["sm_count"]:
+            text += f" ({w.number(count / c['sm_count'])} per SM)"
+        return text
+    return "one thread" if count == 1 else f"{w.integer(count)} threads"
+
+
+def _one(c: dict) -> str:
+    return "one block" if c["unit"] == "blocks" else "one thread"
+
+
+def _lead(c: dict, subject: str) -> str:
+    share = _share(c, c["first"])
+    arrays = f" arrays of {w.size(c['size'] * c['itemsize'])}" if c["size"] and c["itemsize"] else ""
+    return (f"{subject} {_workers(c, c['first_count'])} copying{arrays} reached {_gb(c['first'])}"
+            f"{', ' + share if share else ''}.")
+
+
+def _shape(c: dict) -> str:
+    o = c["outcome"]
+    if o == "one point":
+        return (f"Only {_one(c)} was available, so the sweep has a single point and cannot show how the "
+                "bandwidth grows with parallelism.")
+    if o == "saturates":
+        return (f"The bandwidth grew with the parallelism and flattened at about {_workers(c, c['flat_at'])}: "
+                f"from there on every point is within {w.percent(1 - SATURATED)} of the best, "
+                f"{_gb(c['best'])}{' (' + _share(c, c['best']) + ')' if c['roof'] else ''}. With less "
+                "parallelism than that the copy is latency-bound: memory-bound by its intensity, yet too few "
+                "requests are in flight to use the bandwidth.")
+    if o == "still rising":
+        text = (f"The bandwidth grew at every step and was still rising at the largest count, "
+                f"{_workers(c, c['last_count'])} ({_gb(c['last'])}"
+                f"{', ' + _share(c, c['last']) if c['roof'] else ''}), so this run never saw the curve flatten.")
+        if c["cpu"]:
+            text += (f" With only {w.spelled(c['last_count'])} threads available here, one per core, this "
+                     "machine cannot show where more threads stop helping; a CPU with more cores (or a GPU) can.")
+        return text
+    busy = _busy(c)
+    if o == "falls back":
+        return (f"The bandwidth rose from {_gb(c['first'])} with {_one(c)} to {_gb(c['best'])} with "
+                f"{_workers(c, c['best_count'])}, then fell back to {_gb(c['last'])} with "
+                f"{_workers(c, c['last_count'])}. Up to the peak the copy was latency-bound, short of requests "
+                "in flight; past it the extra workers only competed with each other"
+                + (" for the memory system." if not c["cpu"] else
+                   f", and with the other programs on this machine: {_load(c)}." if busy else "."))
+    if o == "slower":
+        text = (f"More parallelism made the copy slower: {_workers(c, c['last_count'])} moved {_gb(c['last'])}, "
+                f"against {_gb(c['first'])} for {_one(c)}.")
+        if not c["cpu"]:
+            return text + (" On a GPU more blocks only add requests in flight, so this points at something "
+                           "else, such as another program using the same GPU; rerun the sweep.")
+        if busy is False:
+            return text + (f" Other programs do not explain it: {_load(c)}. The threads added the cost of "
+                           "coordinating them and no bytes in flight, as happens when they share one path to "
+                           "memory (a virtual machine's CPUs need not be separate cores).")
+        if busy:
+            text += (f" While it ran, {_load(c)}: other programs wanted the cores too. A parallel copy splits the "
+                     "array evenly and ends when its slowest part does, so a thread that waits for a core holds "
+                     "up the whole copy.")
+        else:
+            text += (" A parallel copy splits the array evenly and ends when its slowest part does, so on a "
+                     "machine whose cores are also busy with other programs, a thread that waits for a core "
+                     "holds up the whole copy.")
+        return text + (" That points at the machine being shared, not at latency, so this run cannot show "
+                       "the latency-bound part of the curve.")
+    if c["roof"] and c["first"] * 1e9 >= 0.8 * c["roof"]:
+        why = (f"{_one(c).capitalize()} already kept enough requests in flight to come close to the roof, "
+               "so there was little left for more parallelism to win.")
+    elif busy:
+        why = (f"{_one(c).capitalize()} was still far below the roof, so more requests in flight should have "
+               f"helped; the likeliest reason they did not is that the other cores were busy: {_load(c)}.")
+    else:
+        why = (f"{_one(c).capitalize()} was still far below the roof, so more requests in flight should have "
+               "helped, and this run does not show why they did not.")
+    return (f"Adding parallelism did not raise the bandwidth: the best point, {_gb(c['best'])} with "
+            f"{_workers(c, c['best_count'])}, is within {w.percent(SAME)} of {_one(c)}'s. {why}")
+
+
+def _busy(c: dict):
+    """On a CPU: True when the load average was above the number of CPUs (more work wanted the
+    cores than there were), False when not; None on a GPU or where the run did not record it."""
+    if not c["cpu"] or c["load_average"] is None or not c["cpus"]:
+        return None
+    return c["load_average"] > c["cpus"]
+
+
+def _load(c: dict) -> str:
+    """'the load average (...) was 14.2 on two CPUs', with what a load average is."""
+    return (f"the load average (processes running or waiting for a CPU over the last minute, this one "
+            f"included) was {w.number(c['load_average'])} on {w.spelled(c['cpus'])} CPUs")
+
+
+def _above_roof(c: dict) -> str:
+    if not c["roof"] or c["best"] * 1e9 <= ABOVE_ROOF * c["roof"]:
+        return ""
+    if c["cpu"]:
+        return (f" The best point is above the roof ({_gb(c['best'])} against {w.rate(c['roof'], 'B/s')}): "
+                "brrr measures a CPU's roof with NumPy's `copyto`, which runs on one thread, so a copy on "
+                "several threads can beat it.")
+    l2 = f", the L2 {w.size(c['l2_bytes'])}" if c["l2_bytes"] else ""
+    return (f" The best point is above the spec sheet's {w.rate(c['roof'], 'B/s')}, which DRAM cannot do: "
+            f"part of the traffic came from the L2 cache (each array is {w.size(c['size'] * c['itemsize'])}"
+            f"{l2}).")
+
+
+def _little(c: dict) -> str:
+    if not c["latency"]:
+        return ("Little's law says how much parallelism a copy needs: the bytes in flight equal the bandwidth "
+                "times the latency of one request. This run did not measure the latency, so it gives no "
+                "number for either.")
+    one = c["first"] * 1e9 * c["latency"]
+    text = (f"A pointer chase, in which each load's address is the value the previous load returned so that "
+            f"one load is in flight at a time, took {w.seconds(c['latency'])} per load. By Little's law the "
+            f"bytes in flight are the bandwidth times that latency: {_one(c)}'s {_gb(c['first'])} means about "
+            f"{w.size(one)} in flight")
+    if c["cpu"]:
+        text += f", some {w.number(one / 64, 2)} cache lines of 64 bytes"
+    if c["roof"]:
+        need = c["roof"] * c["latency"]
+        text += f", while the roof needs about {w.size(need)}, {w.times(need / one)} as much"
+    return text + (". The chase ran with nothing else in flight, and a loaded memory system answers more "
+                   "slowly, so these estimates are low ones.")
+
+
+def latency_bound(result, references=()) -> Prose:
+    """What the sweep over parallelism did on this device and on each reference GPU."""
+    c = curve(result)
+    text = f"{_lead(c, 'On ' + c['device'] + ',')} {_shape(c)}{_above_roof(c)}"
+    facts = {"outcome": c["outcome"], "first_gbps": c["first"], "best_gbps": c["best"],
+             "flat_at": c["flat_at"] if c["outcome"] == "saturates" else None,
+             "first_fraction": c["first"] * 1e9 / c["roof"] if c["roof"] else None,
+             "latency_seconds": c["latency"], "above_roof": bool(_above_roof(c))}
+    live = Prose(text, facts) + Prose(_little(c))
+    return with_references(live, list(references or ()), "this sweep", _reference)
+
+
+def _reference(run) -> Prose:
+    """A reference run in two sentences: one worker's share of the roof, then where it flattened."""
+    c = curve(run)
+    text = _lead(c, w.reference_intro(run) + ",")
+    if c["outcome"] == "saturates":
+        text += (f" Its bandwidth flattened at about {_workers(c, c['flat_at'])}, at {_gb(c['best'])}"
+                 f"{' (' + _share(c, c['best']) + ')' if c['roof'] else ''}.")
+    else:
+        text += " " + _shape(c)
+    if c["latency"]:
+        one = c["first"] * 1e9 * c["latency"]
+        text += (f" Its chase took {w.seconds(c['latency'])} per load, so {_one(c)} had about {w.size(one)} in "
+                 "flight")
+        text += f" and the roof needs about {w.size(c['roof'] * c['latency'])}." if c["roof"] else "."
+    return Prose(text, {f"reference {w.device_of(run)}": c["outcome"]})
+
+
+__all__ = ["SATURATED", "curve", "latency_bound"]
