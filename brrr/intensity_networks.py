@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .intensity_count import trace_rows, uncounted as _uncounted
-from .intensity_paper import (CONVENTIONS, DEFAULT_ALPHA, PAPER_NAMES, PAPER_TABLE_VIII, TABLE_VIII_COLUMNS,
-                              TABLE_VIII_DIGITS, Reuse, _check_alpha, data_type_aware_intensity, disparity)
+from .intensity_paper import (CONVENTIONS, DEFAULT_ALPHA, PAPER_NAMES, PAPER_NAMES_ADDED, PAPER_TABLE_VIII,
+                              TABLE_VIII_COLUMNS, TABLE_VIII_DIGITS, Reuse, _check_alpha, data_type_aware_intensity, disparity)
 from .profiler.capture import _modes_kept
 
 
@@ -254,16 +254,17 @@ def compare_with_paper(names=None, convention: str = "blobs", alpha: float = DEF
     import torch
     from . import models
     names = names or list(PAPER_NAMES)
+    known = {**PAPER_NAMES, **PAPER_NAMES_ADDED}
     rows = []
     for key in names:
-        if key not in PAPER_NAMES:
+        if key not in known:
             raise ValueError(f"names must be networks of brrr.models that are in Table VIII "
-                             f"({sorted(PAPER_NAMES)}), got {key!r}")
+                             f"({sorted(known)}), got {key!r}")
         with torch.device("meta"):
             net = models.get(key)
         ours = model_intensity(net, models.INPUT_SHAPES[key], convention, alpha, name=key)
-        paper = dict(zip(TABLE_VIII_COLUMNS, PAPER_TABLE_VIII[PAPER_NAMES[key]]))
-        row = {"network": PAPER_NAMES[key]}
+        paper = dict(zip(TABLE_VIII_COLUMNS, PAPER_TABLE_VIII[known[key]]))
+        row = {"network": known[key]}
         for col in TABLE_VIII_COLUMNS:
             row[f"{col}"] = ours.row()[col]
             row[f"{col} (paper)"] = paper[col]
@@ -347,6 +348,6 @@ def network_layers(names=("vgg16", "mobilenet_v2")) -> dict:
     for key in names:
         with torch.device("meta"):
             net = models.get(key)
-        out[PAPER_NAMES.get(key, key)] = roofline_points(net, models.INPUT_SHAPES[key])
+        out[{**PAPER_NAMES, **PAPER_NAMES_ADDED}.get(key, key)] = roofline_points(net, models.INPUT_SHAPES[key])
     return out
 

@@ -47,6 +47,61 @@ TABLE_VIII_DIGITS = {"weight_reuse": 0, "activation_reuse": 0, "ai_c": 0, "di": 
 PAPER_NAMES = {"alexnet": "AlexNet", "vgg16": "VGG-16", "nin": "NiN", "resnet50": "ResNet-50",
                "mobilenet_v1": "MobileNet-V1", "mobilenet_v2": "MobileNet-V2",
                "squeezenet1_0": "SqueezeNet-V1.0", "squeezenet1_1": "SqueezeNet-V1.1"}
+#: More rows of Table VIII that :mod:`brrr.models` builds (kept apart so that the chapter's
+#: eight-network table and figure stay as they are; ``compare_with_paper`` takes both).
+PAPER_NAMES_ADDED = {"resnet101": "ResNet-101", "resnet152": "ResNet-152",
+                     "resnext50_32x4d": "ResNext50-32x4d", "resnext101_32x4d": "ResNext101-32x4d",
+                     "densenet121": "DenseNet-121", "densenet169": "DenseNet-169"}
+
+# --- the paper's other tables, as printed (cited data, not measurements) -------------------
+
+#: Table IV: the two GPUs of the experiments (Sec. II-C): CUDA cores, L2 bytes, peak
+#: bandwidth (B/s), peak float32 throughput (FLOP/s) and the printed compute-to-memory ratio
+#: CMR (FLOP/byte), which is the roofline's ridge point.
+PAPER_TABLE_IV = {
+    "P4000": {"cores": 1792, "l2_bytes": 2 * 2**20, "bandwidth": 243e9, "peak_flops": 5.2e12, "cmr": 21.4},
+    "P100": {"cores": 3584, "l2_bytes": 4 * 2**20, "bandwidth": 549e9, "peak_flops": 9.3e12, "cmr": 16.94},
+}
+
+#: Table V (Sec. III-A): median and variance of the layer-wise arithmetic intensity of the
+#: Conv and FC layers (MACs per element), as printed. "SqNet" is SqueezeNet-V1.0.
+PAPER_TABLE_V = {
+    "AlexNet": (154, 2.69e4), "VGG-16": (560, 2.09e5), "NiN": (117, 2.24e4),
+    "SqueezeNet-V1.0": (134, 8.30e3), "MobileNet-V1": (18, 3.70e3), "MobileNet-V2": (32, 4.52e3),
+}
+
+#: Table VI (Sec. IV-B): Pearson r between each metric and the energy efficiency (MACs per
+#: joule) the authors measured for their 25 networks, with alpha = 0.8 for DI.
+PAPER_TABLE_VI = {("P4000", "AI_c"): 0.52, ("P4000", "DI"): 0.83,
+                  ("P100", "AI_c"): 0.23, ("P100", "DI"): 0.64}
+
+#: Table IX (Sec. VII): confidence intervals (L, U) for the population correlation, at
+#: 95% and 99%, from Table VI's r over 25 networks (Fisher's z transform).
+PAPER_TABLE_IX = {
+    ("P4000", "AI_c"): {95: (0.16, 0.76), 99: (0.03, 0.81)},
+    ("P4000", "DI"): {95: (0.65, 0.92), 99: (0.57, 0.94)},
+    ("P100", "AI_c"): {95: (-0.18, 0.57), 99: (-0.30, 0.66)},
+    ("P100", "DI"): {95: (0.33, 0.83), 99: (0.21, 0.86)},
+}
+#: Sec. VII: the number of networks, and the z values the paper uses for 95% and 99%.
+PAPER_SAMPLE = 25
+PAPER_Z = {95: 1.96, 99: 2.58}
+#: Eq. 6 (Sec. VII): the least sample with a z-window at most 1 wide at 95%, as printed
+#: (phi >= 18.37, so 19 networks), and the window at the paper's 25 networks.
+PAPER_EQ6 = {"phi_bound": 18.37, "minimum": 19, "window_at_25": 0.836}
+
+#: Sec. III-B and IV-C: the side of the ridge the paper's rooflines (Fig. 3, both GPUs) put
+#: networks on, at AI_c and at DI, as its text states them.
+PAPER_FIG3_CALLS = {
+    "ai_c": {"AlexNet": "memory", "MobileNet-V1": "compute", "DenseNet-121": "compute",
+             "DenseNet-169": "compute", "XceptionNet": "compute"},
+    "di": {"AlexNet": "compute", "MobileNet-V1": "memory"},
+}
+
+#: Sec. I, contribution 4, as printed: "between 221 to 15,470 million weights and between
+#: 0.54 to 138 million MACs". The two ranges are swapped: 138 M is VGG-16's weights and
+#: 15,470 M its MACs (see tests).
+PAPER_RANGES_AS_PRINTED = {"weights_millions": (221, 15470), "macs_millions": (0.54, 138)}
 
 
 # --- the formulas ----------------------------------------------------------------------

@@ -8,6 +8,10 @@ convolution of a bottleneck), SqueezeNet with ceil-mode pooling at 227x227. Wher
 torchvision has the same network, the parameter counts agree with it
 (VGG-16 138,357,544; ResNet-50 25,557,032; MobileNet V2 3,504,872; ...).
 
+More of Table VIII's networks follow the same sources: ResNet-101 and -152 (Caffe layer
+shapes), ResNeXt-50 and -101 32x4d (Xie et al., 2017) and DenseNet-121 and -169 (Huang et
+al., 2017), each with its published parameter count (the tests check them all).
+
 Residual additions and concatenations are modules (:class:`Add`, :class:`Concat`), so
 that a printed network shows them; :func:`brrr.intensity.model_intensity` counts at the
 operator level and gives the same figures for ``out + identity`` and ``torch.cat``.
@@ -24,7 +28,8 @@ import torch
 from torch import nn
 
 __all__ = ["Add", "Concat", "alexnet", "vgg16", "nin", "resnet18", "resnet50", "mobilenet_v1",
-           "mobilenet_v2", "squeezenet1_0", "squeezenet1_1", "MODELS", "INPUT_SHAPES", "get"]
+           "mobilenet_v2", "squeezenet1_0", "squeezenet1_1", "resnet101", "resnet152", "resnext50_32x4d",
+           "resnext101_32x4d", "densenet121", "densenet169", "MODELS", "INPUT_SHAPES", "get"]
 
 
 # --- building blocks -------------------------------------------------------------
@@ -265,18 +270,104 @@ def squeezenet1_1(num_classes: int = 1000) -> nn.Module:
     return _squeezenet("1_1", num_classes)
 
 
+# --- more of Table VIII: deeper ResNets, ResNeXt, DenseNet ----------------------------------
+
+def resnet101(num_classes: int = 1000) -> nn.Module:
+    """ResNet-101 v1 (He et al., 2016), stride in the first 1x1 as in the Caffe model: 44,549,160 parameters."""
+    return _resnet(Bottleneck, (3, 4, 23, 3), num_classes)
+
+
+def resnet152(num_classes: int = 1000) -> nn.Module:
+    """ResNet-152 v1 (He et al., 2016), stride in the first 1x1 as in the Caffe model: 60,192,808 parameters."""
+    return _resnet(Bottleneck, (3, 8, 36, 3), num_classes)
+
+
+class ResNeXtBlock(BasicBlock):
+    """ResNeXt 32x4d block (Xie et al., 2017): 1x1 reduce to 32 groups of 4 x (width/64) channels,
+    a grouped 3x3 (which carries the stride, as in the authors' code), 1x1 expand (x4), residual add."""
+    expansion, groups, group_width = 4, 32, 4
+
+    def __init__(self, cin, width, stride=1):
+        nn.Module.__init__(self)
+        inner = self.groups * self.group_width * width // 64
+        cout = width * self.expansion
+        self.body = nn.Sequential(_conv_bn(cin, inner, 1), _conv_bn(inner, inner, 3, stride, groups=self.groups),
+                                  _conv_bn(inner, cout, 1, relu=False))
+        self.shortcut = (_conv_bn(cin, cout, 1, stride, relu=False)
+                         if stride != 1 or cin != cout else nn.Identity())
+        self.add, self.relu = Add(), nn.ReLU(inplace=True)
+
+
+def resnext50_32x4d(num_classes: int = 1000) -> nn.Module:
+    """ResNeXt-50 32x4d (Xie et al., 2017): 25,028,904 parameters."""
+    return _resnet(ResNeXtBlock, (3, 4, 6, 3), num_classes)
+
+
+def resnext101_32x4d(num_classes: int = 1000) -> nn.Module:
+    """ResNeXt-101 32x4d (Xie et al., 2017): 44,177,704 parameters."""
+    return _resnet(ResNeXtBlock, (3, 4, 23, 3), num_classes)
+
+
+def _bn_relu_conv(cin, cout, k):
+    """DenseNet's pre-activation order: BatchNorm, ReLU, then a convolution without bias."""
+    return nn.Sequential(nn.BatchNorm2d(cin), nn.ReLU(inplace=True),
+                         nn.Conv2d(cin, cout, k, padding=(k - 1) // 2, bias=False))
+
+
+class DenseLayer(nn.Module):
+    """One DenseNet-BC layer (Huang et al., 2017): a 1x1 bottleneck to 4k channels, a 3x3 to k new
+    ones, and the input concatenated with them (k = growth rate), as the Caffe models write it."""
+
+    def __init__(self, cin, growth=32, bottleneck=4):
+        super().__init__()
+        self.body = nn.Sequential(_bn_relu_conv(cin, bottleneck * growth, 1),
+                                  _bn_relu_conv(bottleneck * growth, growth, 3))
+        self.concat = Concat(1)
+
+    def forward(self, x):
+        return self.concat(x, self.body(x))
+
+
+def _densenet(blocks, num_classes, growth=32, stem=64):
+    layers, c = [_conv_bn(3, stem, 7, 2), nn.MaxPool2d(3, 2, padding=1)], stem
+    for i, n in enumerate(blocks):
+        for _ in range(n):
+            layers.append(DenseLayer(c, growth))
+            c += growth
+        if i < len(blocks) - 1:   # transition: halve the channels and the map
+            layers += [_bn_relu_conv(c, c // 2, 1), nn.AvgPool2d(2, 2)]
+            c //= 2
+    layers += [nn.BatchNorm2d(c), nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+               nn.Linear(c, num_classes)]
+    return _init(nn.Sequential(*layers))
+
+
+def densenet121(num_classes: int = 1000) -> nn.Module:
+    """DenseNet-121 (Huang et al., 2017), growth rate 32: 7,978,856 parameters."""
+    return _densenet((6, 12, 24, 16), num_classes)
+
+
+def densenet169(num_classes: int = 1000) -> nn.Module:
+    """DenseNet-169 (Huang et al., 2017), growth rate 32: 14,149,480 parameters."""
+    return _densenet((6, 12, 32, 32), num_classes)
+
+
 # --- registry -------------------------------------------------------------------------
 
 MODELS = {"alexnet": alexnet, "vgg16": vgg16, "nin": nin, "resnet18": resnet18, "resnet50": resnet50,
           "mobilenet_v1": mobilenet_v1, "mobilenet_v2": mobilenet_v2,
-          "squeezenet1_0": squeezenet1_0, "squeezenet1_1": squeezenet1_1}
+          "squeezenet1_0": squeezenet1_0, "squeezenet1_1": squeezenet1_1,
+          "resnet101": resnet101, "resnet152": resnet152, "resnext50_32x4d": resnext50_32x4d,
+          "resnext101_32x4d": resnext101_32x4d, "densenet121": densenet121, "densenet169": densenet169}
 
 #: Input shape (batch 1) at which each network's counts come closest to the paper's Table VIII
 #: (227x227 for the Caffe AlexNet, NiN and SqueezeNet 1.0; 224x224 otherwise, SqueezeNet 1.1 included).
 INPUT_SHAPES = {"alexnet": (1, 3, 227, 227), "vgg16": (1, 3, 224, 224), "nin": (1, 3, 227, 227),
                 "resnet18": (1, 3, 224, 224), "resnet50": (1, 3, 224, 224),
                 "mobilenet_v1": (1, 3, 224, 224), "mobilenet_v2": (1, 3, 224, 224),
-                "squeezenet1_0": (1, 3, 227, 227), "squeezenet1_1": (1, 3, 224, 224)}
+                "squeezenet1_0": (1, 3, 227, 227), "squeezenet1_1": (1, 3, 224, 224),
+                **dict.fromkeys(("resnet101", "resnet152", "resnext50_32x4d", "resnext101_32x4d",
+                                 "densenet121", "densenet169"), (1, 3, 224, 224))}
 
 
 def get(name: str, **kwargs) -> nn.Module:

@@ -9,7 +9,11 @@ from brrr import models  # noqa: E402
 # NiN: the Caffe ImageNet model).
 PARAMS = {"alexnet": 60_965_224, "vgg16": 138_357_544, "nin": 7_595_176, "resnet18": 11_689_512,
           "resnet50": 25_557_032, "mobilenet_v1": 4_231_976, "mobilenet_v2": 3_504_872,
-          "squeezenet1_0": 1_248_424, "squeezenet1_1": 1_235_496}
+          "squeezenet1_0": 1_248_424, "squeezenet1_1": 1_235_496,
+          # More rows of the DI paper's Table VIII: torchvision's counts (ResNeXt-101 32x4d, which
+          # torchvision lacks: the count of the authors' released model, as timm reports it).
+          "resnet101": 44_549_160, "resnet152": 60_192_808, "resnext50_32x4d": 25_028_904,
+          "resnext101_32x4d": 44_177_704, "densenet121": 7_978_856, "densenet169": 14_149_480}
 
 
 @pytest.mark.parametrize("name", sorted(PARAMS))
@@ -20,7 +24,7 @@ def test_parameter_counts(name):
 
 
 @pytest.mark.parametrize("name", ["alexnet", "resnet18", "mobilenet_v1", "mobilenet_v2",
-                                  "squeezenet1_0", "squeezenet1_1", "nin"])
+                                  "squeezenet1_0", "squeezenet1_1", "nin", "resnext50_32x4d", "densenet121"])
 def test_forward_at_batch_one(name):
     torch.manual_seed(0)
     net = models.get(name, num_classes=10)
@@ -57,3 +61,25 @@ def test_add_and_concat_modules():
 def test_get_rejects_unknown_names():
     with pytest.raises(ValueError, match="name must be one of"):
         models.get("resnet9000")
+
+
+def test_added_networks_on_meta_and_their_structure():
+    """ResNet-101/152 and the ResNeXts stride like their sources; DenseNet concatenates growth-rate channels."""
+    for name in ("resnet101", "resnet152", "resnext101_32x4d", "densenet169"):
+        with torch.device("meta"):
+            net = models.get(name)
+            y = net(torch.zeros(models.INPUT_SHAPES[name]))
+        assert y.shape == (1, 1000)
+    with torch.device("meta"):
+        resnet, resnext, dense = models.resnet101(), models.resnext50_32x4d(), models.densenet121()
+    assert sum(isinstance(m, models.Bottleneck) for m in resnet.modules()) == 3 + 4 + 23 + 3
+    block = next(m for m in resnext.modules() if isinstance(m, models.ResNeXtBlock) and
+                 m.body[1][0].stride == (2, 2))            # the stride is in the grouped 3x3
+    assert block.body[1][0].groups == 32 and block.body[0][0].stride == (1, 1)
+    with torch.no_grad():   # a dense layer returns its input with 32 new channels concatenated
+        x = torch.randn(1, 64, 8, 8)
+        y = models.DenseLayer(64).eval()(x)
+    assert y.shape == (1, 96, 8, 8) and torch.equal(y[:, :64], x)
+    layers = [m for m in dense.modules() if isinstance(m, models.DenseLayer)]
+    assert len(layers) == 6 + 12 + 24 + 16
+    assert layers[0].body[1][2].out_channels == 32 and layers[0].body[0][2].out_channels == 128

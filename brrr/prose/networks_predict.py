@@ -1,0 +1,220 @@
+"""Chapter 6, what DI predicts and what the device measures: sentences chosen by the records of
+:func:`brrr.intensity_predict.measure_networks` and :func:`~brrr.intensity_predict.measure_layer_kinds`.
+
+Jha, Mittal & Avancha (2020) test DI against energy on two GPUs; these sentences test it, and
+AI_c, against time on the live device, and say where each prediction holds and where it misses.
+"""
+from __future__ import annotations
+
+import math
+
+from . import Prose, with_references
+from . import words as w
+from ..intensity_paper import PAPER_EQ6, PAPER_TABLE_VI
+
+BETTER = 0.10      # one metric's r above the other's by more than this "tracks better"
+OUT_OF_LINE = 10.0  # a network (or kind) whose ratio is this many times the median one's is "out of line"
+NEAR_ROOF = 0.5    # a network that reached half the peak or more "runs near the compute roof"
+
+_WORDS = {"ai_c_seconds": "the whole network as one kernel at its $AI_c$",
+          "di_seconds": "the whole network as one kernel at its DI",
+          "conv_fc_seconds": "the sum over its Conv and FC layers, each on the roof",
+          "all_layers_seconds": ("the sum over every layer, each on the roof (BatchNorm, ReLU, pooling and "
+                                 "additions included)")}
+
+
+def _ratios(result) -> dict:
+    """{prediction: {network: measured / predicted}}."""
+    return {col: {r["network"]: r["seconds"] / r[col] for r in result.records} for col in _WORDS}
+
+
+def network_predictions(result, references=()) -> Prose:
+    """How far each of the four predictions of ``measure_networks`` lies from the measured
+    times: whether the roofline held as a lower bound, which prediction came closest, and
+    which networks it missed most."""
+    ratios = _ratios(result)
+    device = w.device_of(result)
+    every = [x for per in ratios.values() for x in per.values()]
+    faster = sorted({n for per in ratios.values() for n, x in per.items() if x < 1 / w.ABOVE_ROOF})
+    facts = {"faster_than_predicted": faster}
+    text = f"On {device}, "
+    if not faster:
+        text += (f"every network took longer than every prediction, from {w.times(min(every))} to "
+                 f"{w.times(max(every))} the predicted time: the roofline held as a lower bound. ")
+        facts["outcome"] = "lower bound"
+    else:
+        text += (f"{w.listing(faster)} ran faster than at least one prediction, which a roofline should not "
+                 "allow. ")
+        text += ("Here the roof is the measured one: its bandwidth is a single NumPy copy and its FLOP/s one "
+                 "BLAS matmul, measured once, and PyTorch's kernels with every core and warm caches between "
+                 "layers can beat both. " if w.is_cpu(result) else
+                 "On a GPU that means data stayed in cache between layers, which the byte counts, made for "
+                 "DRAM, do not credit. ")
+        facts["outcome"] = "faster than predicted"
+    spread = {col: statistics_median([abs(math.log(x)) for x in per.values()]) for col, per in ratios.items()}
+    best = min(spread, key=spread.get)
+    facts["closest"] = best
+    median = statistics_median(list(ratios[best].values()))
+    text += (f"The closest prediction was {_WORDS[best]}: the median network took {w.times(median)} the time "
+             "it predicts.")
+    if best == "all_layers_seconds" and spread["all_layers_seconds"] < spread["conv_fc_seconds"]:
+        text += (" Charging the layers that do no MACs for the activations they move is what brings it "
+                 "closer: $M_c$ does not see them, but $A$ counts their every output.")
+    worst = max(ratios[best], key=ratios[best].get)
+    facts["worst"] = worst
+    text += (f" It missed {worst} most ({w.times(ratios[best][worst])} the predicted time).")
+    odd = [n for n, x in ratios[best].items() if x > OUT_OF_LINE * median]
+    facts["out_of_line"] = odd
+    if odd:
+        text += (f" {w.listing(odd)} {'is' if len(odd) == 1 else 'are'} far out of line with the others (more than "
+                 f"{w.number(OUT_OF_LINE)} times the median network's ratio). ")
+        text += ("On a CPU shared with other programs, PyTorch's worker threads can wait for a core at every "
+                 "layer, so a time like that says more about the machine's load than about the network: run the "
+                 "cell again to see whether it repeats." if w.is_cpu(result) else
+                 "Run the cell again to see whether it repeats.")
+    noisy = [r["network"] for r in result.records if any(str(x).startswith("noisy") for x in r.get("warnings", []))]
+    facts["noisy"] = noisy
+    if noisy:
+        text += (f" `brrr.bench` warned that the timings of {w.listing(noisy)} were noisy (other work on the "
+                 "machine), so read these ratios to one significant digit.")
+    return with_references(Prose(text, facts), references, "these network timings",
+                           lambda run: Prose(f"{w.reference_intro(run)}, the median network took "
+                                             f"{w.times(statistics_median(list(_ratios(run)[best].values())))} "
+                                             "the time the same prediction gives there."))
+
+
+def statistics_median(values) -> float:
+    """The median of a non-empty list of numbers."""
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else 0.5 * (values[mid - 1] + values[mid])
+
+
+def bound_calls(result, bounds: dict) -> Prose:
+    """Where AI_c and DI disagree about a network being memory- or compute-bound on the live
+    roof (``bounds``: :func:`brrr.intensity_predict.bounds`), and what share of the peak each
+    such network reached. The paper's AlexNet/MobileNet-V1 reversal, replayed on this device."""
+    split = {n: b for n, b in bounds.items() if b["ai_c"] != b["di"]}
+    memory = sorted(n for n, b in bounds.items() if b["ai_c"] == b["di"] == "memory")
+    facts = {"disagree": sorted(split), "both_memory": memory}
+    if not split:
+        text = "On this device's roof, $AI_c$ and DI put every network on the same side of the ridge"
+        text += (f" ({w.listing(memory)} left of it, the rest right of it)." if memory else
+                 ": right of it, compute-bound.")
+        facts["outcome"] = "agree"
+        return Prose(text, facts)
+    parts = []
+    for n, b in split.items():
+        near, pct = b["share"] >= NEAR_ROOF, w.percent(b["share"])
+        if b["di"] == "compute":
+            side = "DI" if near else "$AI_c$"
+            how = (f"it reached {pct} of the peak FLOP/s, near the compute roof, as DI says" if near else
+                   f"it reached only {pct} of the peak FLOP/s, far below the compute roof DI puts it under")
+        else:
+            side = "$AI_c$" if near else "DI"
+            how = (f"yet it reached {pct} of the peak FLOP/s, as a compute-bound network would" if near else
+                   f"it reached {pct} of the peak FLOP/s, as DI's call suggests")
+        parts.append(f"{n} ({b['ai_c']}-bound by $AI_c$, {b['di']}-bound by DI: {how})")
+        facts[n] = side
+    text = (f"$AI_c$ and DI disagree about the side of this device's ridge for {w.listing(parts)}. ")
+    if all(facts[n] == "$AI_c$" for n in split):
+        text += ("The measurement sides with $AI_c$ here: time on this device follows the bytes a network moves, "
+                 "and the paper's DI, fitted to energy on two GPUs, is not a roofline.")
+        facts["outcome"] = "ai_c"
+    elif all(facts[n] == "DI" for n in split):
+        text += "The measurement sides with DI here."
+        facts["outcome"] = "di"
+    else:
+        text += "The measurement sides with each metric for some of them."
+        facts["outcome"] = "mixed"
+    if memory:
+        text += f" Both metrics put {w.listing(memory)} left of the ridge."
+    return Prose(text, facts)
+
+
+def throughput_correlation(corr: dict, sweep) -> Prose:
+    """Which of AI_c and DI tracks the achieved FLOP/s better over the measured networks (``corr``:
+    :func:`brrr.intensity_predict.correlations`), how sure that is by the paper's own Fisher
+    interval, and the alpha that tracks best (``sweep``: :func:`~brrr.intensity_predict.alpha_sweep`)."""
+    n, r_ai, r_di = corr["n"], corr["ai_c"], corr["di"]
+    text = (f"Over these {n} networks, the correlation between throughput and $AI_c$ is r = {w.number(r_ai, 2)}, "
+            f"and between throughput and DI r = {w.number(r_di, 2)}. ")
+    paper = PAPER_TABLE_VI
+    cited = (f"r = {w.listing(w.number(paper[(g, 'DI')], 2) for g in ('P4000', 'P100'))} for DI against "
+             f"{w.listing(w.number(paper[(g, 'AI_c')], 2) for g in ('P4000', 'P100'))} for $AI_c$ on the P4000 "
+             "and the P100, its Table VI")
+    if r_di - r_ai > BETTER:
+        outcome = "di"
+        text += f"DI tracks time better, as the paper found for energy ({cited}). "
+    elif r_ai - r_di > BETTER:
+        outcome = "ai_c"
+        text += (f"Here $AI_c$ tracks time better, the reverse of what the paper found for energy ({cited}). "
+                 "Time and energy are different targets, and the paper itself expects $\\alpha$ to need "
+                 "recalibrating on a CPU (its Sec. V). ")
+    else:
+        outcome = "similar"
+        text += "The two track time about equally well here. "
+    lo, hi = corr["di_interval"]
+    least = PAPER_EQ6["minimum"]
+    if math.isfinite(lo):
+        text += (f"By the paper's own test (Fisher's z, its Sec. VII) the 95% interval for DI's population "
+                 f"correlation is {w.number(lo, 2)} to {w.number(hi, 2)}")
+        text += (", which includes zero: with so few networks this cannot tell the metrics apart (the paper's "
+                 f"Eq. 6 asks for at least {least}). " if lo <= 0 < hi else
+                 f" (the paper's Eq. 6 asks for at least {least} networks for a usefully narrow window). ")
+        facts_interval = (lo, hi)
+    else:
+        text += "Too few networks were measured for the paper's confidence interval. "
+        facts_interval = None
+    best = sweep.loc[sweep["r"].idxmax()]
+    text += (f"Swept like the paper's Fig. 4, DI's r on this device is highest at $\\alpha$ = "
+             f"{w.number(best['alpha'], 2)} (r = {w.number(best['r'], 2)})")
+    if best["alpha"] >= 0.5:
+        text += ", so here too activation reuse carries more of the signal than weight reuse."
+    else:
+        text += ", so here weight reuse carries more of the signal than activation reuse."
+    return Prose(text, {"outcome": outcome, "interval": facts_interval, "best_alpha": float(best["alpha"])})
+
+
+def layer_kinds(result) -> Prose:
+    """For each profiled network (:func:`brrr.intensity_predict.measure_layer_kinds`): each kind's
+    share of FLOPs against its share of the measured time, which kind the roofline misses most
+    (measured / roofline time), and the time spent in layers that do no MACs."""
+    from collections import defaultdict
+    nets = defaultdict(list)
+    for r in result.records:
+        nets[r["network"]].append(r)
+    texts, facts = [], {}
+    for net, rows in nets.items():
+        ft, tt = sum(r["flops"] for r in rows), sum(r["seconds"] for r in rows)
+        miss = {r["kind"]: r["seconds"] / r["roofline_seconds"] for r in rows if r["roofline_seconds"] > 0}
+        worst = max(miss, key=miss.get)
+        big = max(rows, key=lambda r: r["flops"])
+        text = (f"In {net}, the {big['kind']} layers do {w.percent(big['flops'] / ft)} of the FLOPs and took "
+                f"{w.percent(big['seconds'] / tt)} of the time. ")
+        text += (f"The roofline misses the {worst} layers most: they took {w.times(miss[worst])} the time it "
+                 "allows")
+        others = sorted((k for k in miss if k != worst), key=miss.get)
+        if others:
+            text += f", against {w.times(miss[others[0]])} for the {others[0]} ones"
+        text += ". "
+        if worst == "depthwise":
+            text += ("A depthwise layer has the lowest activation reuse of the four kinds (the paper's Table III), "
+                     "and libraries run it further from its roof as well. ")
+        typical = statistics_median(list(miss.values()))
+        if len(miss) > 2 and miss[worst] > OUT_OF_LINE * typical:
+            text += (f"That is more than {w.number(OUT_OF_LINE)} times the median kind's ratio, more than a kernel's "
+                     "quality explains: each replayed operator is timed on its own, and on a busy machine a small "
+                     "one can wait for a core longer than it computes. ")
+            facts[f"{net} out of line"] = worst
+        none = next((r for r in rows if r["kind"] == "no MACs"), None)
+        if none is not None:
+            share_t, share_f = none["seconds"] / tt, none["flops"] / ft
+            text += (f"Layers that do no MACs at all (BatchNorm, activations, additions, pooling) took "
+                     f"{w.percent(share_t)} of the time")
+            text += (": time that $M_c$ ignores and that only the activation count $A$ sees, the paper's case "
+                     "for weighting activation reuse." if share_t > 2 * share_f and share_t >= 0.1 else ".")
+            facts[f"{net} no-MAC share"] = share_t
+        facts[f"{net} worst"] = worst
+        texts.append(text.strip())
+    return Prose("\n\n".join(texts), facts)
