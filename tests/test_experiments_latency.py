@@ -222,3 +222,21 @@ def test_each_chase_call_goes_on_where_the_last_stopped():
     assert middle != 0 and chase(chain, middle, 130) == chase(chain, 0, 250)
     assert chase(chain, 0, 500) == 0                     # the whole cycle comes back to the start
     assert "where[0] = i;" in L.CHASE_CUDA and "long long i = where[0];" in L.CHASE_CUDA
+
+
+def test_a_gpu_without_cupy_gives_an_empty_result_that_says_why(monkeypatch):
+    """A chapter must not stop on a GPU machine that has PyTorch but no CuPy."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from brrr.plot.latency import bandwidth_vs_parallelism as draw
+    from brrr.prose.latency import latency_bound
+
+    class TorchOnlyGpu:
+        on_gpu, array_library, name = True, "torch", "a GPU without CuPy"
+    monkeypatch.setattr(L, "live_device", lambda: TorchOnlyGpu())
+    result = L.bandwidth_vs_parallelism()
+    assert result.records == [] and "CuPy is not installed" in result.meta["unavailable"]
+    text = str(latency_bound(result))
+    assert text.startswith("The sweep did not run here: the GPU sweep launches a CuPy kernel")
+    fig = draw(result)
+    assert "CuPy is not installed" in " ".join(t.get_text() for t in fig.axes[0].texts)

@@ -175,6 +175,10 @@ def _check_copied(src, dst, where: str):
                                "a kernel that did not run")
 
 
+NO_CUPY = ("the GPU sweep launches a CuPy kernel with a chosen number of blocks, and CuPy is not installed "
+           "(pip install cupy-cuda12x; or set BRRR_DEVICE=cpu to sweep the CPU's threads)")
+
+
 def bandwidth_vs_parallelism(parallelism=None, elements=None, dtype="float32", latency: bool = True,
                              chase_bytes=None, progress: bool = True):
     """Achieved copy bandwidth against parallelism: CPU threads, or GPU blocks.
@@ -195,14 +199,16 @@ def bandwidth_vs_parallelism(parallelism=None, elements=None, dtype="float32", l
     fields, ``gbps``, ``fraction_of_roof`` (of the device's peak bandwidth) and, with
     ``latency``, ``bytes_in_flight``. ``meta['latency']`` holds the chase's result, and
     ``meta['load_average']`` and ``meta['cpus']`` how busy the machine was (:func:`load_average`).
+    On a GPU without CuPy it has no records and ``meta['unavailable']`` says why.
     """
     dtype = _arrays.dtype_name(dtype)
     if dtype not in ("float32", "float64"):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     dev = live_device()
-    if dev.on_gpu and dev.array_library != "cupy":
-        raise RuntimeError("the GPU sweep launches a CuPy RawKernel with a chosen number of blocks; "
-                           "install CuPy (pip install cupy-cuda12x), or set BRRR_DEVICE=cpu to run it on the CPU")
+    if dev.on_gpu and dev.array_library != "cupy":    # a chapter goes on: the result says why it is empty
+        from ..results import Result, provenance
+        return Result("bandwidth_vs_parallelism", meta=provenance(
+            f"brrr.experiments.bandwidth_vs_parallelism(dtype={dtype!r})", unavailable=NO_CUPY))
     n = int(elements) if elements is not None else default_elements(dev, dtype)
     if n < 1:
         raise ValueError(f"elements must be at least 1, got {elements!r}")

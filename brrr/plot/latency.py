@@ -57,6 +57,12 @@ def bandwidth_vs_parallelism(result, reference=None, title=None):
     """
     import matplotlib.pyplot as plt
     refs = _references(reference)
+    unavailable = (getattr(result, "meta", {}) or {}).get("unavailable")
+    if unavailable and not getattr(result, "records", None):   # nothing measured here: say why
+        fig, ax = plt.subplots(figsize=(6.4, 1.2), layout="constrained")
+        ax.axis("off")
+        ax.text(0.5, 0.5, "Not measured here:\n" + unavailable, ha="center", va="center", wrap=True, fontsize=9)
+        return fig
     if "parallelism" not in _frame(result) or "gbps" not in _frame(result):
         raise ValueError("bandwidth_vs_parallelism needs 'parallelism' and 'gbps' columns "
                          "(from brrr.experiments.bandwidth_vs_parallelism)")

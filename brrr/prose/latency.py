@@ -199,6 +199,9 @@ def _little(c: dict) -> str:
 
 def latency_bound(result, references=()) -> Prose:
     """What the sweep over parallelism did on this device and on each reference GPU."""
+    if not result.records and (getattr(result, "meta", {}) or {}).get("unavailable"):
+        live = Prose(f"The sweep did not run here: {result.meta['unavailable']}.", {"outcome": "unavailable"})
+        return with_references(live, list(references or ()), "this sweep", _reference)
     c = curve(result)
     text = f"{_lead(c, 'On ' + c['device'] + ',')} {_shape(c)}{_above_roof(c)}"
     facts = {"outcome": c["outcome"], "first_gbps": c["first"], "best_gbps": c["best"],
