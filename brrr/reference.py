@@ -79,7 +79,8 @@ def record_sets(folder=None) -> dict:
 
 def beside(data, name: str = None) -> list:
     """The reference runs to draw beside a live result ``data`` (a Result or a profiler
-    DataFrame) of experiment ``name`` (default: the Result's own name).
+    DataFrame, or None where nothing was measured) of experiment ``name`` (default: the
+    Result's own name).
 
     When the environment variable ``BRRR_RECORD`` names a folder (the reference
     script sets it), ``data`` is also saved there as ``<name>.json``, marked as a
@@ -90,7 +91,7 @@ def beside(data, name: str = None) -> list:
             raise ValueError("name is needed for a DataFrame, e.g. beside(table, 'profile_block')")
         name = data.name
     folder = os.environ.get(RECORD_ENV, "").strip()
-    if folder:
+    if folder and data is not None:    # None: nothing was measured here (e.g. a profile out of memory)
         result = as_result(data, name)
         saved = Result(name=name, records=result.records, meta=dict(result.meta))
         saved.meta.update(reference=True, command=os.environ.get(COMMAND_ENV, "python scripts/make_reference.py"))

@@ -135,7 +135,7 @@ def test_the_figure_draws(run):
     assert fig.legends
 
 
-def test_a_profile_out_of_memory_keeps_the_times(monkeypatch):
+def test_a_profile_out_of_memory_keeps_the_times(monkeypatch, tmp_path):
     import brrr.profiler
 
     def full(*args, **kwargs):
@@ -147,3 +147,15 @@ def test_a_profile_out_of_memory_keeps_the_times(monkeypatch):
         assert r["seconds"] > 0 and r["regime"] is None and r["counted_flops"] is None
         assert r["profile_skipped"].startswith("the profile ran out of memory (RuntimeError: CUDA out of memory")
     assert "not profiled" in capstone.steps_table(result).to_html()
+    # the chapter's roofline cells go on: no profile is a figure that says so, and nothing is recorded
+    profiles = {}
+    capstone.run_steps(quick=True, steps=steps, budget=0.01, profiles=profiles)
+    assert profiles == {}
+    import matplotlib
+    matplotlib.use("Agg")
+    from brrr import reference
+    fig = brrr.profiler.plot_roofline(profiles.get("batch"), title="Step 2")
+    assert "no profile was taken" in fig.axes[0].texts[0].get_text()
+    monkeypatch.setenv(reference.RECORD_ENV, str(tmp_path))
+    reference.beside(profiles.get("batch"), "capstone_profile_batch")
+    assert list(tmp_path.iterdir()) == []
