@@ -16,7 +16,9 @@ The modules, one idea each:
 * :mod:`.regimes`: the three lower bounds on an op's time and the fixed cost per call;
 * :mod:`.table`: :func:`profile`, the table itself;
 * :mod:`.reports`: totals, page tables and roofline points of a table;
-* :mod:`.ivanov`: the published figures of Ivanov et al. (2021) beside a profile.
+* :mod:`.ivanov`: the published figures of Ivanov et al. (2021) beside a profile;
+* :mod:`.trace`: a ``torch.profiler`` trace of a model as data (its timeline), read from the
+  Chrome trace by :mod:`.chrome`.
 """
 from .counting import CATEGORIES, PER_ELEMENT_FLOPS, categorise, count_bytes, count_flops, tensor_bytes
 from .regimes import chapter3_call, dispatch_overhead, regime_of, replay_floor

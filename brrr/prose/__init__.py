@@ -13,8 +13,10 @@ the functions of its chapter from modules of one section each (``overhead_sizes`
 ``fusion_cos``, ...), so that a chapter and its tests name one place. The small
 vocabulary they share (ratios and lists in words, device names, whether a run was on a
 CPU) is in :mod:`.words`, and :func:`with_references` puts a paragraph per reference
-run after the live run's. :mod:`.worked` holds the "predict, then measure" worked problems
-of chapters 1 to 3, and :mod:`.worked_networks` those of chapters 4 to 7 (reusing
+run after the live run's. Sections added later have modules of their own (:mod:`.dtypes`,
+:mod:`.latency`, :mod:`.trace`) and chapter 8 has :mod:`.capstone`. :mod:`.worked` holds the
+"predict, then measure" worked problems of chapters 1 to 3, and :mod:`.worked_networks` and
+:mod:`.worked_more` those of chapters 4 to 7 (reusing
 :mod:`.worked`'s roofs and checks): each answer (this device's roofline and the reference GPU's
 spec sheet, shown collapsed by :func:`brrr.book.answer`) and the sentence that checks it against
 the measurement.
