@@ -119,8 +119,11 @@ def network_predictions(result, kinds=None, reference=None, axes=None, title=Non
         raise ValueError("result has no records to draw")
     refs = _references(reference)
     n = 3 if kinds is not None else 2
-    if axes is None:
-        fig, axes = plt.subplots(1, n, figsize=(5.2 * n, 5.4), layout="constrained")
+    if axes is None:   # two panels side by side; the third, when drawn, below them (readable on a page)
+        layout = [["left", "middle"], ["right", "right"]] if n == 3 else [["left", "middle"]]
+        fig, named = plt.subplot_mosaic(layout, figsize=(10.4, 10.0 if n == 3 else 5.4), layout="constrained",
+                                        height_ratios=[1.3, 1] if n == 3 else None)
+        axes = [named[k] for k in ("left", "middle", "right")[:n]]
     else:
         fig = axes[0].figure
     if len(axes) != n:
