@@ -18,7 +18,6 @@ with a ``skipped`` reason instead of a time. For int8, ``flops`` counts integer 
 """
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import math
 from typing import Optional
@@ -29,6 +28,7 @@ from ..hardware import last_level_cache_bytes
 from ..timing import bench
 from . import _arrays
 from .common import free_memory, run_sweep
+from .matmul import _tf32
 
 DTYPES = ("float32", "bfloat16", "float16", "int8")
 ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "int8": 1}
@@ -142,20 +142,6 @@ def _pointwise_call(torch, dtype, where, elements):
     return (lambda one, x, y: torch.add(one, x, alpha=2, out=y)), (one, x, y)
 
 
-@contextlib.contextmanager
-def _no_tf32(torch, on_gpu: bool):
-    """float32 matmuls on general math, as their roof assumes (the setting is restored after)."""
-    if not on_gpu:
-        yield
-        return
-    before = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = before
-
-
 def _record(dev, op, dtype, size, flops, nbytes, peak, source) -> dict:
     return {"device": dev.name, "backend": dev.backend, "library": "torch", "op": op, "dtype": dtype,
             "out_dtype": out_dtype(op, dtype), "itemsize": ITEMSIZE[dtype], "size": size,
@@ -182,7 +168,7 @@ def _measure(dev, where, op, dtype, size, budget):
         first = (str(error).strip().splitlines() or [""])[0][:200]
         record["skipped"] = f"{type(error).__name__}: {first}"
         return record
-    with _no_tf32(torch, dev.on_gpu):
+    with _tf32("torch" if dev.on_gpu else None, False):   # float32 matmuls on general math, as their roof assumes
         t = bench(fn, *args, budget=budget, nbytes=nbytes, flops=flops, min_samples=3,
                   label=f"{op} {dtype}", backend=dev.backend)
     del fn, args
