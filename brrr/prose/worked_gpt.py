@@ -1,0 +1,243 @@
+"""Worked problems of Chapter 8, the same way as :mod:`.worked`'s: an answer works the prediction out from
+the device's roofline and the reference GPU's spec sheet (:func:`.worked.roofs`) and the FLOP count of
+:func:`brrr.gpt.forward_flops`, and a check says what a measurement found against it. Single call times are
+checked by :func:`.worked.check` (this module's answers bring their ``reasons``); :func:`tokens_check` adds what
+more tokens per call cost, and :func:`attention_check` reads attention's share of a profile."""
+from __future__ import annotations
+
+import math
+
+from . import Prose
+from . import words as w
+from . import worked
+from .worked import REFERENCE, WITHIN, _s, _whence, roofs
+
+check = worked.check   # the check the chapter calls from here
+
+_FIXED = ("an eager forward pass is dozens of separate operator calls, each with its fixed cost (Chapter 3), which "
+          "the roofline leaves out")
+REASONS = {  # problem: (why slower, why faster; None: the weights were in the caches, or the CPU's peak was beaten)
+    "gpt call": (_FIXED + "; at this few tokens most of them have almost no work to pay for it", None),
+    "ridge tokens": (_FIXED + "; and at the ridge both roofs bind at once, which no real kernel overlaps perfectly",
+                     None),
+}
+
+
+def _least(roof, flops: float, nbytes: float) -> float:
+    return float(roof.time(flops, nbytes))
+
+
+def _weights(cfg, per: int = 4) -> int:
+    """Bytes of every parameter once (``per`` bytes each): what one forward call must read at least."""
+    return per * cfg.n_params()
+
+
+def _per_token(cfg, seq: int) -> float:
+    from ..gpt import forward_flops
+    return forward_flops(cfg, 1, seq)["total"] / seq
+
+
+# --- Problem 1: one call at a few tokens ---------------------------------------------------------------------
+
+def eager_call(cfg, batch: int, seq: int, dev) -> Prose:
+    """FLOPs per token of the decoder ``cfg`` (and of GPT-2 small) at ``seq`` tokens, and the least time of one
+    float32 forward call on ``batch`` sequences of ``seq`` tokens: its FLOPs at the peak, or every weight read once."""
+    from ..gpt import GPT2_SMALL, forward_flops
+    (here, ref), d, n = roofs(dev), cfg.d_model, batch * seq
+    parts = forward_flops(cfg, 1, seq)
+    per_token, flops, nbytes = parts["total"] / seq, forward_flops(cfg, batch, seq)["total"], _weights(cfg)
+    t, regime = _least(here, flops, nbytes), here.regime(flops, nbytes)
+    text = (f"Per token, each block's four weight matrices do 24·d² = {w.integer(24 * d * d)} FLOPs, attention "
+            f"4·T·d = {w.integer(4 * seq * d)} at T = {seq}, and the head 2·d·V = {w.integer(2 * d * cfg.vocab)}: "
+            f"with {cfg.n_layer} blocks, **{w.integer(per_token)} FLOPs per token**, "
+            f"{w.number(per_token / cfg.n_params())} times the {w.integer(cfg.n_params())} parameters (each weight "
+            f"does one multiply-add per token; the position table does none). ")
+    if cfg != GPT2_SMALL:
+        text += (f"GPT-2 small does {w.integer(_per_token(GPT2_SMALL, seq))} per token at the same T, "
+                 f"{w.times(_per_token(GPT2_SMALL, seq) / per_token)} as many. ")
+    text += (f"\n\nA call on {batch} × {seq} = {w.integer(n)} tokens does {w.integer(flops)} FLOPs: "
+             f"{w.seconds(here.t_math(flops))} at this device's FP32 peak, {w.rate(here.peak_flops)} ({_whence(dev)}). "
+             f"But it must also read every weight once, {w.integer(cfg.n_params())} × 4 bytes = {w.size(nbytes)}: "
+             f"{w.seconds(here.t_mem(nbytes))} at {w.rate(here.peak_bandwidth, 'B/s')}. The call is "
+             f"**{regime}**, at least **{w.seconds(t)}**, or {w.seconds(t / n)} per token"
+             + (": at this few tokens the weights, not the arithmetic, set the time." if regime == "memory-bound"
+                else ": on this device even this few tokens give the weights enough work.")
+             + f"\n\nOn the reference {ref.name} (FP32 peak {w.rate(ref.peak_flops)}, "
+             f"{w.rate(ref.peak_bandwidth, 'B/s')}) the same call is {ref.regime(flops, nbytes)}, at least "
+             f"{w.seconds(_least(ref, flops, nbytes))}")
+    if cfg != GPT2_SMALL:
+        big_flops, big_bytes = forward_flops(GPT2_SMALL, batch, seq)["total"], _weights(GPT2_SMALL)
+        text += (f"; GPT-2 small, the model this chapter runs on a GPU, reads {w.size(big_bytes)} of weights and is "
+                 f"{ref.regime(big_flops, big_bytes)} there, at least {w.seconds(_least(ref, big_flops, big_bytes))}")
+    text += ". " + w.no_reference("this model's forward calls", None)
+    return Prose(text, {"problem": "gpt call", "reasons": REASONS["gpt call"], "seconds": t, "flops": flops,
+                        "flops_per_token": per_token, "nbytes": nbytes, "cache_bytes": dev.l2_bytes,
+                        "regime": regime, "tokens": n})
+
+
+# --- Problem 2: the model's ridge in tokens --------------------------------------------------------------------
+
+def ridge_tokens(cfg, seq: int, dev) -> Prose:
+    """How many tokens per float32 call (whole sequences of ``seq`` tokens) make the math time of the decoder
+    ``cfg`` equal the time to read its weights once, and the least time of a call on that many."""
+    from ..gpt import forward_flops
+    from ..specs import GPU_SPECS
+    here, ref = roofs(dev)
+    per_token, nbytes = _per_token(cfg, seq), _weights(cfg)
+    n_star = nbytes * here.ridge / per_token   # n x per_token / peak = bytes / bandwidth
+    batch = max(2, math.ceil(n_star / seq))
+    flops = forward_flops(cfg, batch, seq)["total"]
+    t, t_few = _least(here, flops, nbytes), _least(here, forward_flops(cfg, 1, seq)["total"], nbytes)
+    bf16 = GPU_SPECS[REFERENCE].bf16_tensor / ref.peak_bandwidth
+    n_ref, n_bf16 = nbytes * ref.ridge / per_token, _weights(cfg, 2) * bf16 / per_token
+    text = (f"The math time grows with the tokens, n × {w.integer(per_token)} FLOPs / peak; the time to read the "
+            f"weights, {w.size(nbytes)} / bandwidth, does not. They are equal at n = weight bytes × ridge / FLOPs "
+            f"per token. Each weight does 2 FLOPs per token and takes 4 bytes, so n ≈ 4 × ridge / 2 = 2 × ridge. "
+            f"Here the ridge is {w.number(here.ridge)} FLOP/byte, so about {w.number(2 * here.ridge)} tokens; the "
+            f"exact count (the head, attention, the position table) gives **n = {w.number(n_star)} tokens**. ")
+    if n_star > seq:
+        text += (f"In whole sequences of {seq} tokens that is **{batch} sequences, {w.integer(batch * seq)} "
+                 f"tokens**, ")
+    else:
+        text += (f"One sequence of {seq} tokens already has that many, so the call on it is past the ridge; "
+                 f"take the smallest batch beyond it, **{batch} sequences, {w.integer(batch * seq)} tokens**, ")
+    text += (f"{w.integer(flops)} FLOPs: the call is {here.regime(flops, nbytes)}, at least **{w.seconds(t)}**, "
+             f"{w.times(t / t_few)} the least time of a call on one sequence, for {batch} times the tokens."
+             f"\n\nOn the reference {ref.name} in FP32 (ridge {w.number(ref.ridge)}) the same model needs "
+             f"{w.number(n_ref)} tokens; in bfloat16 on its tensor cores (ridge {w.number(bf16)}, 2 bytes per "
+             f"weight) {w.number(n_bf16)}: the faster the arithmetic, the more tokens a call needs before its "
+             "weights stop setting its time.")
+    reasons = REASONS["ridge tokens"] if n_star > seq else (_FIXED, None)   # past the ridge: one roof binds
+    return Prose(text, {"problem": "ridge tokens", "reasons": reasons, "seconds": t,
+                        "batch": batch, "seq": seq, "tokens": batch * seq, "n_star": n_star, "flops": flops,
+                        "nbytes": nbytes, "cache_bytes": dev.l2_bytes, "few_seconds": t_few})
+
+
+def tokens_check(measured, answer: Prose, few=None, what: str = "The measurement") -> Prose:
+    """:func:`.worked.check` of a call on the answer's tokens, then, given ``few`` (the time of a call on one
+    sequence), what the extra tokens cost: the call's time grew by ``measured / few`` for ``batch`` times the tokens."""
+    verdict = check(measured, answer, what)
+    if few is None:
+        return verdict
+    batch, growth = answer.facts["batch"], _s(measured) / _s(few)
+    text = f" Against the call on one sequence, {w.seconds(_s(few))}, "
+    if growth <= 1 + w.SAME:
+        outcome, text = "flat", text + (f"it took {'about as long' if growth >= 1 - w.SAME else 'less time'} for "
+                                        f"{batch} times the tokens: per token, {w.times(batch / growth)} cheaper. "
+                                        "The extra tokens rode along with the reading of the weights and the fixed "
+                                        "costs, as the roofline says below the ridge." + (
+                                            " No call on more tokens is truly faster: other programs slowed the "
+                                            "first measurement." if growth < 1 - w.SAME else ""))
+    elif growth < batch / (1 + w.SAME):
+        outcome, text = "less than the tokens", text + (
+            f"it took {w.times(growth)} as long for {batch} times the tokens (the roofline gives "
+            f"{w.times(answer.facts['seconds'] / answer.facts['few_seconds'])}): per token, "
+            f"{w.times(batch / growth)} cheaper, though the extra tokens were not free.")
+    else:
+        outcome, text = "as the tokens", text + (
+            f"it took {w.times(growth)} as long for {batch} times the tokens: no cheaper per token: the calls' time "
+            "was already in work that grows with the tokens, not in reading the weights or in fixed costs.")
+    return Prose(str(verdict) + text, {**verdict.facts, "growth": growth, "growth_outcome": outcome})
+
+
+# --- Problem 3: attention's share --------------------------------------------------------------------------------
+
+def _softmax_flops() -> int:
+    from ..profiler.counting import PER_ELEMENT_FLOPS
+    return PER_ELEMENT_FLOPS["_softmax"]
+
+
+def _attention_roofs(cfg, batch: int, seq: int, roof) -> tuple:
+    """(least time of the hand-written attention's core, of the weight matmuls and head) of one float32 forward
+    pass by ``roof``: the core is Q·Kᵀ, the scale, the mask, softmax (5 FLOPs an element, as brrr counts it) and
+    scores·V, each reading and writing its tensors once, and the four copies of the heads (Q, Kᵀ and V made
+    contiguous, the output put back together); the matmuls read their input, weights and output once."""
+    from .worked_networks import linear
+    d, n, scores = cfg.d_model, batch * seq, batch * cfg.n_head * seq * seq
+    bmm = (2 * n * seq * d, 4 * (2 * n * d + scores))           # Q·Kᵀ, and scores·V: the same counts
+    passes = [(f * scores, 8 * scores) for f in (1, 1, _softmax_flops())]   # scale, mask, softmax
+    copies = [(0, 8 * n * d)] * 4
+    core = cfg.n_layer * sum(_least(roof, *op) for op in [bmm, bmm] + passes + copies)
+    mats = [linear(n, d, 3 * d), linear(n, d, d), linear(n, d, 4 * d), linear(n, 4 * d, d)]
+    head = (2 * n * d * cfg.vocab, 4 * (n * d + d * cfg.vocab + n * cfg.vocab))
+    return core, cfg.n_layer * sum(_least(roof, *op) for op in mats) + _least(roof, *head)
+
+
+def attention_share(cfg, batch: int, seq: int, dev) -> Prose:
+    """Attention's share of a forward pass's FLOPs (:func:`brrr.gpt.forward_flops`) for the decoder ``cfg`` on
+    ``batch`` x ``seq`` tokens and for GPT-2 small on one sequence of 1,024, the sequence at which attention does as
+    many FLOPs as the weight matrices (T = 6d), and the roofline's share of time of the attention core."""
+    from ..gpt import GPT2_SMALL, forward_flops
+    here, ref = roofs(dev)
+    d, f, big = cfg.d_model, forward_flops(cfg, batch, seq), forward_flops(GPT2_SMALL, 1, GPT2_SMALL.context)
+    share, block, big_share = f["attention"] / f["total"], seq / (6 * d + seq), big["attention"] / big["total"]
+    core, mats = _attention_roofs(cfg, batch, seq, here)
+    ref_core, ref_mats = _attention_roofs(GPT2_SMALL, 1, GPT2_SMALL.context, ref)
+    time_share, ref_share = core / (core + mats), ref_core / (ref_core + ref_mats)
+    big_block, softmax = GPT2_SMALL.context / (6 * GPT2_SMALL.d_model + GPT2_SMALL.context), _softmax_flops()
+    text = (f"Per token and block, attention does 4·T·d FLOPs and the weight matrices 24·d²: attention's share of "
+            f"a block is T / (6d + T), and it passes half at **T = 6d**, {w.integer(6 * d)} tokens for this model "
+            f"(d = {d}), {w.integer(6 * GPT2_SMALL.d_model)} for GPT-2 small. At T = {seq} it is {w.percent(block)} "
+            f"of each block, and with the head, **{w.percent(share)} of the pass's FLOPs**. GPT-2 small at "
+            f"{w.integer(GPT2_SMALL.context)} tokens: {w.percent(big_block)} of each block, {w.percent(big_share)} "
+            f"of the pass.\n\nTime is another matter. The scale, the mask and softmax each read and write the "
+            f"{cfg.n_head} × {seq} × {seq} scores of every sequence with a few FLOPs per element (softmax, the "
+            f"most, {softmax}/8 FLOP/byte, against this device's ridge of {w.number(here.ridge)}), and the two "
+            f"attention matmuls have an inner dimension of only {d // cfg.n_head}. Counting the least time of those "
+            f"operators and of the four copies that split and join the heads against that of the weight matrices "
+            f"and the head (leaving out the LayerNorms, GELU and adds), the roofline gives attention "
+            f"**{w.percent(time_share)} of the time**, against {w.percent(share)} of the FLOPs.\n\nOn the reference "
+            f"{ref.name} in FP32, GPT-2 small at "
+            f"{w.integer(GPT2_SMALL.context)} tokens: {w.percent(ref_share)} of the time for {w.percent(big_share)} "
+            "of the FLOPs. This is the time FlashAttention goes after: it never writes the scores to memory "
+            "(Dao et al., 2022).")
+    return Prose(text, {"problem": "attention", "flop_share": share, "time_share": time_share,
+                        "block_share": block, "gpt2_share": big_share, "reference_time_share": ref_share,
+                        "crossover": 6 * d})
+
+
+def attention_rows(table):
+    """(attention core, weight matmuls) masks of a :func:`brrr.profile` table of :class:`brrr.gpt.GPT`: the
+    operators of the hand-written attention (module ``...attn`` itself, not its projections), and every other
+    matmul."""
+    core = table["module"].astype(str).str.endswith(".attn")
+    return core, (table["category"] == "matmul") & ~core
+
+
+def attention_check(table, answer: Prose) -> Prose:
+    """Attention's measured shares in a profile table (None: no profile ran) against the answer's: the
+    profiler's FLOP count, and the replayed time of the attention core against the weight matmuls'."""
+    f = answer.facts
+    if table is None:
+        return Prose("No profile of the hand-written attention ran at this size (it ran out of memory), so there "
+                     "is no measurement to check the prediction against.", {"outcome": "no profile"})
+    core, mats = attention_rows(table)
+    counted = float(table["flops"][core].sum()) / float(table["flops"].sum())
+    t_core, t_mats, t_all = (float(table["seconds"][m].sum()) for m in (core, mats, core | ~core))
+    measured = t_core / (t_core + t_mats)
+    worst = None   # the attention operator that lost the most time beyond its roofline time, where the table has it
+    if "roofline_seconds" in table:
+        lost = (table["seconds"] - table["roofline_seconds"])[core]
+        worst = str(lost.groupby(table["op"][core]).sum().idxmax()) if core.any() else None
+    text = (f"The profiler counted {w.percent(counted)} of the pass's FLOPs in attention's own operators, "
+            + ("as the formula says" if abs(counted / f["flop_share"] - 1) <= w.SAME else
+               f"against the formula's {w.percent(f['flop_share'])}: the profiler counts the scale, mask and softmax "
+               "too, and the formula leaves out the LayerNorms and GELU")
+            + f". Against the weight matmuls and the head, as the roofline counted, they took "
+            f"{w.percent(measured)} of the replayed time "
+            f"({w.percent(t_core / t_all)} of the whole profile's), ")
+    if abs(measured / f["time_share"] - 1) <= WITHIN:
+        outcome, text = "as predicted", text + f"close to the roofline's {w.percent(f['time_share'])}."
+    elif measured > f["time_share"]:
+        outcome, text = "more", text + (
+            f"more than the roofline's {w.percent(f['time_share'])}: attention's operators ran further below their "
+            "roofs than the weight matmuls" + (f"; `{worst}` lost the most time beyond its roof" if worst else "")
+            + ". Each small operator pays a fixed cost, and softmax's exponentials many instructions per element.")
+    else:
+        outcome, text = "less", text + (
+            f"less than the roofline's {w.percent(f['time_share'])}: the weight matmuls ran further below their "
+            "roof than attention's operators, or the scores fit in the caches and moved faster than DRAM allows.")
+    text += (" Either way, attention took more of the time than of the FLOPs." if measured > counted else
+             " Attention took no more of the time than of the FLOPs here.")
+    return Prose(text, {"outcome": outcome, "time_share": measured, "flop_share": counted,
+                        "profile_share": t_core / t_all})

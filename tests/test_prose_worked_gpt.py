@@ -1,0 +1,243 @@
+"""The worked problems of Chapter 8 (brrr.prose.worked_gpt).
+
+As in test_prose_worked_networks.py, the devices and times are made up: each test picks numbers that force one
+wording and checks that the text states what the arithmetic gives (counted here by hand) and the outcome it calls
+for. The last tests run the answers on the live device and read a real profile of a tiny model, with no timing.
+"""
+import math
+
+import pandas as pd
+import pytest
+
+from brrr import Timing
+from brrr.gpt import GPT2_SMALL, GPTConfig
+from brrr.prose import Prose
+from brrr.prose import words as w
+from brrr.prose import worked_gpt as wg
+from brrr.specs import GPU_SPECS
+
+MiB = 2 ** 20
+H100 = GPU_SPECS["H100-SXM"]
+TINY = GPTConfig(n_layer=2, n_head=2, d_model=64, vocab=512, context=64)
+TINY_PARAMS = 512 * 64 + 64 * 64 + 2 * (12 * 64 * 64 + 13 * 64) + 2 * 64    # 136,960
+GPT2_PER_TOKEN_16 = 12 * (24 * 768 ** 2 + 4 * 16 * 768) + 2 * 768 * 50257   # GPT-2 small at T = 16
+
+
+class FakeDevice:
+    """What the worked problems read of a device: peaks, name, where the peaks come from, cache size."""
+
+    def __init__(self, flops=100e9, bandwidth=20e9, on_gpu=False, l2=32 * MiB):
+        self.flops, self.peak_bandwidth, self.on_gpu, self.l2_bytes = flops, bandwidth, on_gpu, l2
+        self.spec, self.source = None, "measured"
+        self.name = "Test GPU" if on_gpu else "Test CPU (2 threads)"
+
+    def peak_flops(self, dtype="float32", tensor_cores=False):
+        return self.flops
+
+
+CPU = FakeDevice()   # ridge 5 FLOP/byte
+NOISY = ["noisy: the middle half of the samples spans 30% of the median"]
+
+
+def per_token(seq):   # TINY's FLOPs per token at seq tokens: weight matrices, attention, head
+    return 2 * 24 * 64 * 64 + 4 * 2 * seq * 64 + 2 * 64 * 512
+
+
+# --- Problem 1 -----------------------------------------------------------------------------------------------
+
+def test_eager_call_memory_bound():
+    assert TINY.n_params() == TINY_PARAMS
+    p = wg.eager_call(TINY, 1, 8, CPU)
+    f, text = p.facts, str(p)
+    assert f["flops_per_token"] == per_token(8) == 266_240 and f["nbytes"] == 4 * TINY_PARAMS
+    assert f["regime"] == "memory-bound" and f["seconds"] == pytest.approx(4 * TINY_PARAMS / 20e9)
+    assert "**266,240 FLOPs per token**" in text and "1.94 times the 136,960 parameters" in text
+    assert f"GPT-2 small does {GPT2_PER_TOKEN_16 - 12 * 4 * 8 * 768:,} per token" in text
+    assert "1 × 8 = 8 tokens does 2,129,920 FLOPs: 21.3 µs" in text
+    assert "136,960 × 4 bytes = 535 KiB: 27.4 µs" in text and "**memory-bound**, at least **27.4 µs**" in text
+    assert "the weights, not the arithmetic, set the time" in text
+    h100 = max(2_129_920 / H100.fp32, 4 * TINY_PARAMS / H100.bandwidth)
+    assert f"the same call is memory-bound, at least {w.seconds(h100)}" in text
+    assert "GPT-2 small, the model this chapter runs on a GPU" in text and "No reference GPU run" in text
+
+
+def test_eager_call_compute_bound_and_gpt2_small_itself():
+    p = wg.eager_call(TINY, 4, 8, CPU)   # 32 tokens: 8.5 MFLOP, 85 µs > 27 µs
+    assert p.facts["regime"] == "compute-bound" and p.facts["seconds"] == pytest.approx(32 * per_token(8) / 100e9)
+    assert "even this few tokens give the weights enough work" in str(p)
+    big = wg.eager_call(GPT2_SMALL, 1, 16, CPU)
+    assert big.facts["flops_per_token"] == GPT2_PER_TOKEN_16
+    assert "GPT-2 small does" not in str(big) and "the model this chapter runs on a GPU" not in str(big)
+    t_ref = max(16 * GPT2_PER_TOKEN_16 / H100.fp32, 4 * GPT2_SMALL.n_params() / H100.bandwidth)
+    assert f"the same call is memory-bound, at least {w.seconds(t_ref)}." in str(big)
+
+
+def test_check_of_a_call_gives_the_reasons():
+    answer = wg.eager_call(TINY, 1, 8, CPU)
+    t = answer.facts["seconds"]
+    same = wg.check(t * 1.1, answer, "One call")
+    assert same.facts["outcome"] == "as predicted" and str(same).startswith("One call took")
+    slow = wg.check(Timing(samples=[20 * t] * 5, floor=1e-7, backend="cpu", mode="flush", warnings=NOISY), answer)
+    assert slow.facts["outcome"] == "slower" and "dozens of separate operator calls" in str(slow)
+    assert "almost no work" in str(slow) and "noisy" in str(slow)
+    fast = wg.check(t / 3, answer)   # 535 KiB of weights, 32 MiB of cache
+    assert fast.facts["outcome"] == "faster" and "fit, at least in part, in the caches" in str(fast)
+    beaten = wg.check(t / 3, wg.eager_call(TINY, 1, 8, FakeDevice(l2=1024)))
+    assert "on a CPU the peak is itself a measurement" in str(beaten)
+
+
+# --- Problem 2 -----------------------------------------------------------------------------------------------
+
+def test_ridge_tokens_in_whole_sequences():
+    p = wg.ridge_tokens(TINY, 8, CPU)
+    f, text = p.facts, str(p)
+    n_star = 4 * TINY_PARAMS * 5 / per_token(8)   # 10.3 tokens
+    assert f["n_star"] == pytest.approx(n_star) and f["batch"] == 2 and f["tokens"] == 16
+    assert f["seconds"] == pytest.approx(max(16 * per_token(8) / 100e9, 4 * TINY_PARAMS / 20e9))
+    assert f["few_seconds"] == pytest.approx(4 * TINY_PARAMS / 20e9)
+    assert "so about 10 tokens" in text and f"**n = {w.number(n_star)} tokens**" in text
+    assert "In whole sequences of 8 tokens that is **2 sequences, 16 tokens**" in text
+    h100_ridge, bf16_ridge = H100.fp32 / H100.bandwidth, H100.bf16_tensor / H100.bandwidth
+    assert f"needs {w.number(4 * TINY_PARAMS * h100_ridge / per_token(8))} tokens" in text
+    n_bf16 = 2 * TINY_PARAMS * bf16_ridge / per_token(8)
+    assert f"(ridge {w.number(bf16_ridge)}, 2 bytes per weight) {w.number(n_bf16)}:" in text
+
+
+def test_ridge_tokens_already_past_the_ridge_in_one_sequence():
+    p = wg.ridge_tokens(TINY, 16, CPU)   # n* = 10.1 tokens < 16
+    assert p.facts["batch"] == 2 and p.facts["tokens"] == 32
+    assert "One sequence of 16 tokens already has that many" in str(p) and "In whole sequences" not in str(p)
+    assert "the call is compute-bound" in str(p) and "2 times the least time of a call on one sequence" in str(p)
+    slow = str(wg.check(20 * p.facts["seconds"], p))   # past the ridge, one roof binds
+    assert "dozens of separate operator calls" in slow and "both roofs bind" not in slow
+    assert "both roofs bind at once" in str(wg.check(20 * p.facts["seconds"], wg.ridge_tokens(TINY, 8, CPU)))
+
+
+def test_tokens_check_outcomes():
+    answer = wg.ridge_tokens(TINY, 8, FakeDevice(flops=1e12, bandwidth=10e9))   # ridge 100: 26 sequences
+    f = answer.facts
+    assert f["batch"] == math.ceil(4 * TINY_PARAMS * 100 / per_token(8) / 8) == 26
+    alone = wg.tokens_check(f["seconds"], answer)
+    assert "growth" not in alone.facts and str(alone) == str(wg.check(f["seconds"], answer))
+    few = 1e-3
+    flat = wg.tokens_check(1.05 * few, answer, few)
+    assert flat.facts["growth_outcome"] == "flat" and "it took about as long for 26 times the tokens" in str(flat)
+    assert f"per token, {w.times(26 / 1.05)} cheaper" in str(flat)
+    less = wg.tokens_check(0.8 * few, answer, few)
+    assert less.facts["growth_outcome"] == "flat" and "it took less time for 26" in str(less)
+    assert "other programs slowed the first measurement" in str(less) and "other programs" not in str(flat)
+    some = wg.tokens_check(Timing(samples=[5 * few] * 5, floor=1e-7, backend="cpu", mode="flush"), answer, few)
+    assert some.facts["growth_outcome"] == "less than the tokens" and some.facts["growth"] == pytest.approx(5)
+    ratio = w.times(f["seconds"] / f["few_seconds"])
+    assert f"5 times as long for 26 times the tokens (the roofline gives {ratio}): per token, 5.2 times cheaper" \
+        in str(some)
+    same = wg.tokens_check(26 * few, answer, few, "The call")
+    assert same.facts["growth_outcome"] == "as the tokens" and "no cheaper per token" in str(same)
+    assert str(same).startswith("The call took") and same.facts["outcome"] in ("slower", "faster", "as predicted")
+
+
+# --- Problem 3 -----------------------------------------------------------------------------------------------
+
+def test_attention_share_by_hand():
+    p = wg.attention_share(TINY, 4, 64, FakeDevice(flops=1e9, bandwidth=1e15))   # all compute-bound
+    f, text = p.facts, str(p)
+    tokens, scores = 4 * 64, 4 * 2 * 64 * 64
+    attention, weights, head = 2 * 4 * 64 * 64 * tokens, 2 * 24 * 64 ** 2 * tokens, 2 * 64 * 512 * tokens
+    assert f["flop_share"] == pytest.approx(attention / (attention + weights + head)) == pytest.approx(1 / 9)
+    assert f["block_share"] == pytest.approx(64 / 448) and f["crossover"] == 384
+    core = attention + 2 * 7 * scores   # the matmuls, then scale, mask and softmax: 1 + 1 + 5 FLOPs a score
+    # (the copies of the heads do no FLOPs, and on this device's bandwidth take no time to speak of)
+    assert f["time_share"] == pytest.approx(core / (core + weights + head))
+    g_att, g_lin = 4 * 12 * 1024 * 768, 24 * 12 * 768 ** 2
+    assert f["gpt2_share"] == pytest.approx(g_att / (g_att + g_lin + 2 * 768 * 50257))
+    assert "**T = 6d**, 384 tokens for this model (d = 64), 4,608 for GPT-2 small" in text
+    assert "At T = 64 it is 14% of each block" in text and "**11% of the pass's FLOPs**" in text
+    assert f"{w.percent(1024 / 5632)} of each block, {w.percent(f['gpt2_share'])} of the pass" in text
+    assert "2 × 64 × 64 scores" in text and "softmax, the most, 5/8 FLOP/byte" in text
+    assert "inner dimension of only 32" in text and "four copies that split and join the heads" in text
+    assert f"**{w.percent(f['time_share'])} of the time**" in text
+    assert f"{w.percent(f['reference_time_share'])} of the time for" in text and "Dao et al., 2022" in text
+
+
+def test_attention_share_counts_the_copies_when_memory_bound():
+    p = wg.attention_share(TINY, 4, 64, FakeDevice(flops=1e15, bandwidth=1e9))   # all memory-bound
+    tokens, scores, d = 4 * 64, 4 * 2 * 64 * 64, 64
+    bmm = 4 * (2 * tokens * d + scores)
+    core = 2 * (2 * bmm + 3 * 8 * scores + 4 * 8 * tokens * d)   # two blocks: matmuls, three passes, four copies
+    mats = 2 * sum(4 * (tokens * i + i * o + o + tokens * o) for i, o in ((d, 3 * d), (d, d), (d, 4 * d), (4 * d, d)))
+    head = 4 * (tokens * d + d * 512 + tokens * 512)
+    assert p.facts["time_share"] == pytest.approx(core / (core + mats + head))
+    assert p.facts["reference_time_share"] > p.facts["gpt2_share"]   # the scores' bytes cost an H100 time
+
+
+def table(core_seconds, mats_seconds, core_flops=10, other_flops=90):
+    return pd.DataFrame([
+        {"op": "bmm", "module": "GPT.blocks.0.attn", "category": "matmul", "flops": core_flops,
+         "seconds": core_seconds / 2},
+        {"op": "_softmax", "module": "GPT.blocks.0.attn", "category": "normalisation", "flops": 0,
+         "seconds": core_seconds / 2},
+        {"op": "addmm", "module": "GPT.blocks.0.attn.qkv", "category": "matmul", "flops": other_flops,
+         "seconds": mats_seconds / 2},
+        {"op": "mm", "module": "GPT.head", "category": "matmul", "flops": 0, "seconds": mats_seconds / 2},
+        {"op": "native_layer_norm", "module": "GPT.blocks.0.ln1", "category": "normalisation", "flops": 0,
+         "seconds": 10.0}])
+
+
+ANSWER = Prose("", {"flop_share": 0.1, "time_share": 0.2})
+
+
+def test_attention_rows():
+    core, mats = wg.attention_rows(table(1, 1))
+    assert list(core) == [True, True, False, False, False] and list(mats) == [False, False, True, True, False]
+
+
+def test_attention_check_outcomes():
+    none = wg.attention_check(None, ANSWER)
+    assert none.facts["outcome"] == "no profile" and "no measurement" in str(none)
+    same = wg.attention_check(table(2.0, 8.0), ANSWER)
+    assert same.facts["outcome"] == "as predicted" and same.facts["time_share"] == pytest.approx(0.2)
+    assert same.facts["profile_share"] == pytest.approx(2 / 20) and same.facts["flop_share"] == pytest.approx(0.1)
+    assert "10% of the pass's FLOPs in attention's own operators, as the formula says." in str(same)
+    assert ("Against the weight matmuls and the head, as the roofline counted, they took 20% of the replayed time "
+            "(10% of the whole profile's), close to the roofline's 20%.") in str(same)
+    assert str(same).endswith("Either way, attention took more of the time than of the FLOPs.")
+    more = wg.attention_check(table(5.0, 5.0, core_flops=20, other_flops=80), ANSWER)
+    assert more.facts["outcome"] == "more" and "more than the roofline's 20%" in str(more) and "lost" not in str(more)
+    assert "ran further below their roofs than the weight matmuls. Each small operator pays" in str(more)
+    rooflined = table(5.0, 5.0).assign(roofline_seconds=[0.5, 2.4, 1.0, 1.0, 1.0])   # bmm lost 2 s, softmax 0.1 s
+    assert "matmuls; `bmm` lost the most time beyond its roof. Each" in str(wg.attention_check(rooflined, ANSWER))
+    assert "against the formula's 10%: the profiler counts the scale" in str(more)
+    less = wg.attention_check(table(0.5, 9.5), ANSWER)
+    assert less.facts["outcome"] == "less" and "less than the roofline's 20%: the weight matmuls" in str(less)
+    assert str(less).endswith("Attention took no more of the time than of the FLOPs here.")
+
+
+# --- The live device, and a real profile ----------------------------------------------------------------------
+
+def test_answers_on_the_live_device():
+    import brrr
+    from brrr.gpt import sizes
+    dev = brrr.device()
+    for quick in (True, False):
+        s = sizes(quick=quick, gpu=dev.on_gpu)
+        cfg, (b, t), (big_b, big_t) = s["config"], s["small"], s["large"]
+        answers = (wg.eager_call(cfg, b, t, dev), wg.ridge_tokens(cfg, t, dev),
+                   wg.attention_share(cfg, big_b, big_t, dev))
+        for p in answers:
+            assert "nan" not in str(p) and "H100" in str(p) and p.facts["problem"]
+        assert wg.ridge_tokens(cfg, t, dev).facts["batch"] >= 2
+
+
+def test_attention_rows_of_a_real_profile():
+    import brrr
+    from brrr.gpt import GPT, forward_flops, tokens
+    cfg = GPTConfig(n_layer=1, n_head=2, d_model=32, vocab=64, context=16)
+    profile = brrr.profile(GPT(cfg).eval(), tokens(cfg, 1, 16), budget=0.001)
+    core, mats = wg.attention_rows(profile)
+    assert sorted(profile[core & (profile["category"] == "matmul")]["op"]) == ["bmm", "bmm"]
+    assert "_softmax" in set(profile[core]["op"]) and len(profile[mats]) == 5   # qkv, proj, fc, out, head
+    f = forward_flops(cfg, 1, 16)
+    assert profile[core & (profile["category"] == "matmul")]["flops"].sum() == f["attention"]
+    assert profile[mats]["flops"].sum() == f["linear"] + f["head"]
+    verdict = wg.attention_check(profile, wg.attention_share(cfg, 1, 16, brrr.device()))
+    assert verdict.facts["outcome"] in ("as predicted", "more", "less") and "nan" not in str(verdict)
