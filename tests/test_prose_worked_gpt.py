@@ -14,29 +14,11 @@ from brrr.gpt import GPT2_SMALL, GPTConfig
 from brrr.prose import Prose
 from brrr.prose import words as w
 from brrr.prose import worked_gpt as wg
-from brrr.specs import GPU_SPECS
+from worked_fakes import CPU, H100, NOISY, FakeDevice
 
-MiB = 2 ** 20
-H100 = GPU_SPECS["H100-SXM"]
 TINY = GPTConfig(n_layer=2, n_head=2, d_model=64, vocab=512, context=64)
 TINY_PARAMS = 512 * 64 + 64 * 64 + 2 * (12 * 64 * 64 + 13 * 64) + 2 * 64    # 136,960
 GPT2_PER_TOKEN_16 = 12 * (24 * 768 ** 2 + 4 * 16 * 768) + 2 * 768 * 50257   # GPT-2 small at T = 16
-
-
-class FakeDevice:
-    """What the worked problems read of a device: peaks, name, where the peaks come from, cache size."""
-
-    def __init__(self, flops=100e9, bandwidth=20e9, on_gpu=False, l2=32 * MiB):
-        self.flops, self.peak_bandwidth, self.on_gpu, self.l2_bytes = flops, bandwidth, on_gpu, l2
-        self.spec, self.source = None, "measured"
-        self.name = "Test GPU" if on_gpu else "Test CPU (2 threads)"
-
-    def peak_flops(self, dtype="float32", tensor_cores=False):
-        return self.flops
-
-
-CPU = FakeDevice()   # ridge 5 FLOP/byte
-NOISY = ["noisy: the middle half of the samples spans 30% of the median"]
 
 
 def per_token(seq):   # TINY's FLOPs per token at seq tokens: weight matrices, attention, head

@@ -13,28 +13,10 @@ from brrr.prose import words as w
 from brrr.prose import worked
 from brrr.prose import worked_more as wm
 from brrr.prose import worked_networks as wn
-from brrr.specs import GPU_SPECS
-
-MiB = 2 ** 20
-H100 = GPU_SPECS["H100-SXM"]
-H100_RIDGE = H100.fp32 / H100.bandwidth
+from worked_fakes import CPU, H100, H100_RIDGE, MiB, NOISY, FakeDevice
 
 
-class FakeDevice:
-    """What the worked problems read of a device: peaks, name, where the peaks come from, cache size."""
-
-    def __init__(self, flops=100e9, bandwidth=20e9, on_gpu=False, l2=32 * MiB):
-        self.flops, self.peak_bandwidth, self.on_gpu, self.l2_bytes = flops, bandwidth, on_gpu, l2
-        self.spec, self.source = None, "measured"
-        self.name = "Test GPU" if on_gpu else "Test CPU (2 threads)"
-
-    def peak_flops(self, dtype="float32", tensor_cores=False):
-        return self.flops
-
-
-CPU = FakeDevice()                       # ridge 5 FLOP/byte
 LOW_RIDGE = FakeDevice(1e9, 100e9)       # ridge 0.01: everything is compute-bound
-NOISY = ["noisy: the middle half of the samples spans 30% of the median"]
 
 
 def timing(seconds, warnings=()):
