@@ -250,10 +250,8 @@ def overall(result) -> dict:
         raise ValueError("no step of this result ran")
     kept = [r for r in runs if r.get("kept", True)] or runs[:1]
     first, final = runs[0], kept[-1]
-    best = min(runs, key=lambda r: r["seconds_per_token"])
     return {"first": first["step"], "last": final["step"], "speedup": first["seconds_per_token"] / final["seconds_per_token"],
-            "first_mfu": first["mfu"], "last_mfu": final["mfu"], "best": best["step"],
-            "best_speedup": first["seconds_per_token"] / best["seconds_per_token"],
+            "first_mfu": first["mfu"], "last_mfu": final["mfu"],
             "kept": [r["label"] for r in kept[1:]], "undone": [r["label"] for r in runs if not r.get("kept", True)]}
 
 
