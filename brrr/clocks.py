@@ -6,7 +6,10 @@ empty call, kept per device in :attr:`brrr.Device.timer_floors`. All times are s
 """
 from __future__ import annotations
 
+import contextlib
+import importlib
 import time
+import warnings
 
 import numpy as np
 
@@ -87,29 +90,64 @@ class GpuClock:
         return [self.elapsed(s, e) for s, e in pairs]
 
     def capture(self, fn, args, calls: int):
-        """A CUDA graph of ``calls`` back-to-back calls; returns a launcher."""
-        if self.library == "cupy":
-            cp = self._cp
-            stream = cp.cuda.Stream(non_blocking=True)
-            with stream:
-                fn(*args)  # warm up on the capture stream
-                stream.synchronize()
-                stream.begin_capture()
-                for _ in range(calls):
-                    fn(*args)
-                graph = stream.end_capture()
-            return lambda: graph.launch()
-        torch = self._torch
-        graph = torch.cuda.CUDAGraph()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            fn(*args)
-        torch.cuda.current_stream().wait_stream(side)
-        with torch.cuda.graph(graph):
+        """A CUDA graph of ``calls`` back-to-back calls; returns a launcher.
+
+        One stream captures the work of both libraries, so ``fn`` may use torch, CuPy or
+        both: where torch has CUDA, ``torch.cuda.graph`` captures on a side stream and CuPy
+        is pointed at the same stream; without it, CuPy's own capture. A graph that captured
+        no work raises (a call that launched its kernels elsewhere would time as nothing).
+        In graph mode ``fn`` should write into preallocated outputs: replays reuse the
+        addresses its temporaries had while it was captured.
+        """
+        torch = _optional("torch")
+        if torch is not None and torch.cuda.is_available():
+            return _capture_torch(torch, _optional("cupy"), fn, args, calls)
+        return _capture_cupy(self._cp, fn, args, calls)
+
+
+EMPTY_GRAPH = ("cuda_graph=True captured no GPU work: fn launched nothing on the capture stream "
+               "(is its work on another stream or device, or not on the GPU at all?)")
+
+
+def _optional(name: str):
+    """The module ``name``, or None where it is not installed."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def _capture_torch(torch, cupy, fn, args, calls: int):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+
+    def both_on_side():  # CuPy launches onto torch's capture stream too
+        return cupy.cuda.ExternalStream(side.cuda_stream) if cupy is not None else contextlib.nullcontext()
+
+    with torch.cuda.stream(side), both_on_side():
+        fn(*args)  # warm up on the capture stream: each library's allocator caches blocks for it
+    side.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.cuda.graph(graph, stream=side), both_on_side():
             for _ in range(calls):
                 fn(*args)
-        return graph.replay
+    if any("empty" in str(w.message).lower() for w in caught):  # torch: "The CUDA Graph is empty"
+        raise RuntimeError(EMPTY_GRAPH)
+    return graph.replay
+
+
+def _capture_cupy(cp, fn, args, calls: int):
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        fn(*args)  # warm up on the capture stream
+        stream.synchronize()
+        stream.begin_capture()
+        for _ in range(calls):
+            fn(*args)
+        graph = stream.end_capture()
+    return lambda: graph.launch()
 
 
 def _noop():

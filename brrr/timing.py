@@ -41,6 +41,8 @@ NOISE_LIMIT = 0.10         # IQR / median above 10%: noisy
 CACHE_FACTOR = 4.0         # working set below 4x the last-level cache: cache-resident
 SPEC_SLACK = 1.10          # 10% above the spec peak: faster than the spec allows
 CPU_BLOCK_SECONDS = 2e-3   # blocked auto-range aims for samples at least this long
+MIN_GRAPH_CALL_SECONDS = 1e-7  # a graph replaying calls faster than this holds no kernels: one
+                               # kernel node takes of the order of a microsecond to launch and drain
 
 
 @dataclass
@@ -173,7 +175,8 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
         so data comes from DRAM; 'hot' leaves it warm (on the CPU: blocked auto-range,
         many calls per sample).
     cuda_graph : GPU only: replay a CUDA graph of many calls, so launch overhead is
-        not timed (hot cache). For kernels of a few microseconds.
+        not timed (hot cache). For kernels of a few microseconds. ``fn`` may use torch,
+        CuPy or both (one stream captures them); a graph that captured no GPU work raises.
     nbytes, flops : bytes moved and FLOPs done by one call. Optional; with them the
         result reports GB/s and FLOP/s and can warn about cache or spec violations.
     backend : 'cuda' or 'cpu' to override the live device (time NumPy code on a GPU
@@ -275,6 +278,10 @@ def _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples, clo
         count = int(min(max(budget / (estimate * calls), 1), max_samples))
         launch()
         totals = clock.time_many(launch, (), count, flush=False)
+        per_call = float(np.median(totals)) / calls
+        if per_call < MIN_GRAPH_CALL_SECONDS:
+            raise RuntimeError(f"{clocks.EMPTY_GRAPH}: a replayed call took {format_seconds(per_call)}, "
+                               f"less than any GPU kernel takes ({format_seconds(MIN_GRAPH_CALL_SECONDS)}).")
         return Timing(samples=[t / calls for t in totals], floor=clocks.floor(clock, "graph", floors) / calls,
                       backend="cuda", mode="graph", calls_per_sample=calls)
     count = int(min(max(budget / estimate, 1), max_samples))  # events are asynchronous: plan, no deadline
