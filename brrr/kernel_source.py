@@ -13,8 +13,10 @@ import numpy as np
 
 DTYPES = ("float32", "float64")
 _C_TYPES = {"float32": "float", "float64": "double"}
-CUDA_BLOCK = 256   # threads per block of every CUDA kernel
-CUDA_UNROLL = 4    # elements each CUDA thread loads before it stores (memory-level parallelism)
+CUDA_BLOCK = 256        # threads per block of every CUDA kernel
+CUDA_VECTOR_BYTES = 16  # each CUDA thread loads and stores one 16-byte vector per array
+_VECTOR_TYPES = {"float32": "float4", "float64": "double2"}
+_LANES = ("x", "y", "z", "w")
 MAX_OPS = 1_000_000  # longest chain: a loop in the kernel, so n costs time (n x size ops), not compile time
 
 
@@ -97,11 +99,20 @@ def cuda_source(name: str, dtype="float32", op: str = "mul") -> str:
     """The CUDA C++ source that CuPy compiles (as a ``RawKernel``) for this kernel and dtype.
 
     One ``extern "C" __global__`` function named ``brrr_<name>_<float|double>``
-    with arguments (input arrays, scalars, [reps,] out, element count) and a
-    grid-stride loop, so any grid size covers any array. This exact string is
-    what runs on a GPU, and what the tests compile with nvcc for sm_75 and sm_90.
+    with arguments (input arrays, scalars, [reps,] out, element count). Each thread
+    handles one 16-byte vector (:func:`cuda_threads` of them cover an array), the last
+    ``n % lanes`` elements and misaligned arrays one element at a time; any smaller
+    grid covers the array too, striding. This exact string is what runs on a GPU,
+    what the tests compile with nvcc for sm_75 and sm_90, and what they run on the
+    CPU, compiled as C++ with one thread at a time.
     """
     return _cuda_text(kernel(name, op), _dtype_name(dtype))
+
+
+def cuda_threads(size: int, dtype="float32") -> int:
+    """Threads that cover ``size`` elements of ``dtype`` with one 16-byte vector each (the tail included)."""
+    lanes = CUDA_VECTOR_BYTES // np.dtype(_dtype_name(dtype)).itemsize
+    return -(-int(size) // lanes)
 
 
 def numba_source(name: str, op: str = "mul") -> str:
@@ -115,48 +126,60 @@ def numba_source(name: str, op: str = "mul") -> str:
 
 
 def _cuda_text(k: Kernel, dtype: str) -> str:
-    ctype = _C_TYPES[dtype]
+    ctype, vtype = _C_TYPES[dtype], _VECTOR_TYPES[dtype]
+    lanes = _LANES[:CUDA_VECTOR_BYTES // np.dtype(dtype).itemsize]
     if ctype == "float":  # cos -> cosf: float math stays in float
         c = lambda text: _MATH.sub(lambda m: m.group(1) + "f(", text)  # noqa: E731
     else:
         c = lambda text: text  # noqa: E731
-    # No __restrict__: the unfused chain runs in place (x_ and out_ are the same array).
-    # A grid-stride loop in which each thread first loads CUDA_UNROLL elements, then
-    # computes and stores them: several independent loads in flight per thread are what
-    # keeps HBM busy (one load at a time leaves a copy well short of the bandwidth).
-    # Element i depends on element i alone, so loading before storing is safe in place.
+    # Each thread moves one 16-byte vector of each array (float4 / double2): one wide load per
+    # array in flight per thread is what brings a streaming kernel closest to the bandwidth. The
+    # kernel is launched with one thread per vector, so its loops run once; they stride by the
+    # grid only so that a smaller grid (the latency sweep's) still covers every element. Arrays
+    # not 16-byte aligned (views at an odd offset) take the scalar loop for every element, and
+    # the last size % lanes elements always do. No __restrict__: the unfused chain runs in place
+    # (x_ and out_ are the same array); element i depends on element i alone, so that is safe.
     params = ([f"const {ctype}* {v}_" for v in k.inputs]
               + [f"const {ctype} {s}" for s in k.scalars]
               + (["const long long reps"] if k.repeated else [])
               + [f"{ctype}* out_", "const long long n"])
+    pointers = " | ".join(f"(unsigned long long){v}_" for v in (*k.inputs, "out"))
     steps = [f"{c(s)};" for s in k.steps]
+    (x,) = k.inputs if k.repeated else (None,)
+
+    def apply(get, put, pad):
+        """Statements that read the inputs with ``get(v)``, apply the steps and store with ``put(value)``."""
+        body = [f"{ctype} {v} = {get(v)};" for v in k.inputs]
+        if k.repeated:
+            body += ["for (long long r = 0; r < reps; ++r) {", *(f"    {s}" for s in steps), "}"]
+        else:
+            body += steps
+        body += [put(c(k.result))]
+        return [pad + line for line in body]
+
     lines = [f'extern "C" __global__ void {k.symbol}_{ctype}({", ".join(params)})', "{",
              "    const long long stride = (long long)blockDim.x * gridDim.x;",
-             "    for (long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x; i0 < n;"
-             f" i0 += {CUDA_UNROLL} * stride) {{"]
-    lines += [f"        {ctype} {v}_v[{CUDA_UNROLL}];" for v in k.inputs]
-    lines += ["        #pragma unroll",
-              f"        for (int u = 0; u < {CUDA_UNROLL}; ++u) {{",
-              "            const long long i = i0 + u * stride;"]
-    lines += [f"            {v}_v[u] = i < n ? {v}_[i] : ({ctype})0;" for v in k.inputs]
-    lines += ["        }"]
-    if k.repeated:  # reps rounds over the thread's elements, held in registers
-        (v,) = k.inputs
-        lines += ["        for (long long r = 0; r < reps; ++r) {",
-                  "            #pragma unroll",
-                  f"            for (int u = 0; u < {CUDA_UNROLL}; ++u) {{",
-                  f"                {ctype} {v} = {v}_v[u];",
-                  *(f"                {s}" for s in steps),
-                  f"                {v}_v[u] = {v};",
-                  "            }", "        }"]
-        steps = []
-    lines += ["        #pragma unroll",
-              f"        for (int u = 0; u < {CUDA_UNROLL}; ++u) {{",
-              "            const long long i = i0 + u * stride;",
-              "            if (i < n) {"]
-    lines += [f"                {ctype} {v} = {v}_v[u];" for v in k.inputs]
-    lines += [f"                {s}" for s in steps]
-    lines += [f"                out_[i] = {c(k.result)};", "            }", "        }", "    }", "}", ""]
+             "    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+             f"    const bool aligned = (({pointers}) % {CUDA_VECTOR_BYTES}) == 0;",
+             f"    const long long vectors = aligned ? n / {len(lanes)} : 0;",
+             "    for (long long j = t; j < vectors; j += stride) {"]
+    lines += [f"        const {vtype} {v}_v = reinterpret_cast<const {vtype}*>({v}_)[j];" for v in k.inputs]
+    if k.repeated:  # the lanes' chains are independent: interleaved, they keep the pipeline busy
+        lines += [f"        {ctype} {x}_{lane} = {x}_v.{lane};" for lane in lanes]
+        lines += ["        for (long long r = 0; r < reps; ++r) {"]
+        for lane in lanes:
+            lines += [f"            {{ {ctype} {x} = {x}_{lane}; {' '.join(steps)} {x}_{lane} = {x}; }}"]
+        lines += ["        }", f"        {vtype} o;"]
+        lines += [f"        o.{lane} = {x}_{lane};" for lane in lanes]
+    else:
+        lines += [f"        {vtype} o;"]
+        for lane in lanes:
+            lines += ["        {"] + apply(lambda v, lane=lane: f"{v}_v.{lane}", lambda r, lane=lane: f"o.{lane} = {r};",
+                                           " " * 12) + ["        }"]
+    lines += [f"        reinterpret_cast<{vtype}*>(out_)[j] = o;", "    }",
+              f"    for (long long i = vectors * {len(lanes)} + t; i < n; i += stride) {{"]
+    lines += apply(lambda v: f"{v}_[i]", lambda r: f"out_[i] = {r};", " " * 8)
+    lines += ["    }", "}", ""]
     return "\n".join(lines)
 
 

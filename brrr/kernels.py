@@ -5,8 +5,8 @@ optional update statements, and the expression it writes to ``out``::
 
     triad: reads x, y; scalar a; out = x + a * y
 
-From that row :func:`cuda_source` writes a CUDA C++ ``__global__`` function (a
-grid-stride loop over ``i``) that CuPy compiles as a ``RawKernel``, and
+From that row :func:`cuda_source` writes a CUDA C++ ``__global__`` function (one
+16-byte vector of each array per thread) that CuPy compiles as a ``RawKernel``, and
 :func:`numba_source` writes a Python function with a ``prange`` loop that Numba
 compiles with ``parallel=True``. A row may mark its steps as *repeated*: they
 then run ``reps`` times, a run-time argument, in a loop of the generated code,
@@ -74,7 +74,10 @@ import numpy as np
 from .arrays import alternate
 from .kernel_source import (CUDA_BLOCK, DTYPES, KERNELS, MAX_OPS, NAMES, OPS, Kernel,  # noqa: F401 (public)
                             _C_TYPES, _check_count, _check_op, _cuda_text, _dtype_name, _numba_text,
-                            chain_kernel, cuda_source, kernel, numba_source, traffic)
+                            chain_kernel, cuda_source, cuda_threads, kernel, numba_source, traffic)
+
+MAX_CUDA_BLOCKS = 2 ** 31 - 1  # the grid's largest x dimension; the kernels stride over any rest
+
 
 @functools.lru_cache(maxsize=None)
 def _numba_function(k: Kernel):
@@ -93,13 +96,6 @@ def _cupy_function(k: Kernel, dtype: str):
     return cupy.RawKernel(_cuda_text(k, dtype), f"{k.symbol}_{_C_TYPES[dtype]}", options=("--fmad=false",))
 
 
-@functools.lru_cache(maxsize=None)
-def _cuda_grid_limit() -> int:
-    import cupy
-    sms = cupy.cuda.Device().attributes.get("MultiProcessorCount", 80)
-    return 32 * int(sms)  # enough resident blocks to fill the GPU; the loop strides over the rest
-
-
 # --- running ---------------------------------------------------------------------
 
 def _run(k: Kernel, arrays: tuple, scalars: tuple, out, reps: int = 1):
@@ -113,7 +109,7 @@ def _run(k: Kernel, arrays: tuple, scalars: tuple, out, reps: int = 1):
         _numba_function(k)(*flat, *values, out.reshape(-1))
     else:
         size = out.size
-        grid = min((size + CUDA_BLOCK - 1) // CUDA_BLOCK, _cuda_grid_limit())
+        grid = min(-(-cuda_threads(size, dtype.name) // CUDA_BLOCK), MAX_CUDA_BLOCKS)
         _cupy_function(k, dtype.name)((grid,), (CUDA_BLOCK,),
                                       (*flat, *values, out.reshape(-1), np.int64(size)))
     return out

@@ -11,8 +11,9 @@ bandwidth, and reaches only a fraction of the roof while it runs (Minnaar, 2020)
 more and more parallel workers: on the CPU the parallel Numba copy of :mod:`brrr.kernels` with
 ``numba.set_num_threads(k)`` for k = 1 up to ``numba.config.NUMBA_NUM_THREADS`` (the thread
 count is put back afterwards, also after an error); on a GPU the CUDA copy of
-:mod:`brrr.kernel_source` (a grid-stride loop, blocks of :data:`~brrr.kernel_source.CUDA_BLOCK`
-threads) launched with 1, 2, 4, ... blocks, up to 32 per SM. :func:`load_latency` measures the
+:mod:`brrr.kernel_source` (one 16-byte vector per thread, striding when the grid is smaller
+than the array; blocks of :data:`~brrr.kernel_source.CUDA_BLOCK` threads) launched with 1, 2,
+4, ... blocks, up to 32 per SM. :func:`load_latency` measures the
 latency itself with a pointer chase, a chain of loads in which each address is the value the
 previous load returned, so exactly one request is in flight; with it every point of the sweep gets
 Little's estimate of its bytes in flight.
@@ -34,7 +35,7 @@ from .common import run_sweep
 
 LINE_BYTES = 64        # one pointer per 64-byte stretch: every load of the chase touches a new cache line
 ARRAY_FACTOR = 4       # each array is at least 4x the last-level cache (STREAM's rule); quick mode: 1x
-BLOCKS_PER_SM = 32     # the GPU sweep goes up to 32 blocks per SM (the grid brrr.kernels uses)
+BLOCKS_PER_SM = 32     # the GPU sweep goes up to 32 blocks per SM, more than an SM holds at once
 CHASE_STEPS = {("cpu", False): 2 ** 20, ("cpu", True): 2 ** 16,
                ("cuda", False): 2 ** 16, ("cuda", True): 2 ** 13}
 
