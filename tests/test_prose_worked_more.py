@@ -48,8 +48,18 @@ def test_fma_cap_here_and_on_the_reference(no_reference):
     assert "**k = 20**" in text and "2 × 40 × 1,000 = 80,000 FLOPs" in text
     assert f"**{w.seconds(80_000 / 100e9)}**" in text
     assert f"cap is at k = {w.integer(math.ceil(4 * H100_RIDGE))}" in text
-    assert w.seconds(80_000 / H100.fp32) in text
+    k_ref = math.ceil(4 * H100_RIDGE)
+    assert (f"still memory-bound there (k = 40 is below {w.integer(k_ref)}) and takes at least "
+            f"{w.seconds(8 * n / H100.bandwidth)}, set by its bytes") in text   # not its FLOPs' shorter time
+    assert w.seconds(80_000 / H100.fp32) not in text
     assert text.endswith("No reference GPU run of multiply-add chains ships with this edition of the book yet.")
+
+
+def test_fma_cap_compute_bound_on_the_reference_too(no_reference):
+    n = 1000
+    text = str(wm.fma_cap(n, FakeDevice(1e12, 10e9)))   # ridge 100: k = 800, past the H100's cap
+    flops = 2 * 800 * n
+    assert f"the same chain takes at least {w.seconds(flops / H100.fp32)}, set by its FLOPs" in text
 
 
 def test_fma_cap_quotes_the_reference_run_of_multiplications(monkeypatch):
@@ -68,8 +78,8 @@ def test_fma_cap_quotes_the_reference_run_of_multiplications(monkeypatch):
 def test_fma_check_reasons():
     large, small = wm.fma_cap(2 ** 26, CPU), wm.fma_cap(2 ** 10, CPU)
     slow = wm.check(timing(2 * large.facts["seconds"]), large, "The chain")
-    assert slow.facts["outcome"] == "slower" and "reaches at most half the peak" in str(slow)
-    assert "contracts it" in str(slow) and "idle between links" in str(slow)
+    assert slow.facts["outcome"] == "slower" and "costs up to half the peak" in str(slow)
+    assert "keep the multiply and the add apart" in str(slow) and "idle between links" in str(slow)
     same = wm.check(1.1 * large.facts["seconds"], large)
     assert same.facts["outcome"] == "as predicted" and "within 10%" in str(same)
     assert "caches" in str(wm.check(small.facts["seconds"] / 2, small))

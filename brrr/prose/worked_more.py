@@ -16,11 +16,10 @@ from .worked_networks import _DEPENDENT, convolutions, ops
 check = worked.check   # the check the chapters call from here
 
 REASONS = {  # problem: (why slower, why faster; None: the caches, or the CPU's peak was beaten)
-    "fma chain": ("the peak counts a fused multiply-add as two FLOPs done by one instruction, and `x * c + d` "
-                  "becomes one instruction only where the compiler contracts it (a GPU's compiler does so by "
-                  "default; brrr's CPU kernels keep the multiply and the add apart, so that fused and unfused "
-                  "chains agree bit for bit): at two instructions a link, the chain reaches at most half the peak"
-                  + _DEPENDENT, None),
+    "fma chain": ("the peak counts a fused multiply-add as two FLOPs done by one instruction, while brrr's "
+                  "kernels, on the CPU and the GPU alike, keep the multiply and the add apart (so that they round "
+                  "as NumPy does): two instructions a link where the peak assumes one, which costs up to half the "
+                  "peak, less on cores that issue multiplies and adds on separate pipes" + _DEPENDENT, None),
     "softmax": ("a softmax passes over each row more than once (its maximum, the sum of its exponentials, the "
                 "division) and computes an exponential per element, many instructions on a CPU, where the count "
                 "has one read and one write; a call this small also pays a fixed cost (Chapter 3), and other "
@@ -72,14 +71,20 @@ def fma_cap(n: int, dev) -> Prose:
     k_cap, k_ref = (max(1, math.ceil(4 * r.ridge)) for r in (here, ref))
     k = 2 * k_cap
     flops = 2 * k * n
-    t = here.t_math(flops)
+    t = _bound(here, flops, 8 * n)   # compute-bound here: k is twice this device's cap
+    t_ref = _bound(ref, flops, 8 * n)
+    if k < k_ref:
+        there = (f"the same chain is still memory-bound there (k = {w.integer(k)} is below {w.integer(k_ref)}) "
+                 f"and takes at least {w.seconds(t_ref)}, set by its bytes, not its FLOPs. ")
+    else:
+        there = f"the same chain takes at least {w.seconds(t_ref)}, set by its FLOPs. "
     text = (f"A multiply-add is two FLOPs, so the fused chain does 2k FLOPs on the same 8 bytes per element: "
             f"2k/8 = k/4 FLOP/byte. It reaches this device's ridge of {w.number(here.ridge)} at k = 4 × ridge, "
             f"about **k = {w.integer(k_cap)}**: half the length of a chain of multiplications, since each link "
             f"does twice the work. At k = {w.integer(k)} the chain does 2 × {w.integer(k)} × {w.integer(n)} = "
             f"{w.integer(flops)} FLOPs, which take at least **{w.seconds(t)}** at the peak.\n\nOn the reference "
-            f"{ref.name} (ridge {w.number(ref.ridge)}) the cap is at k = {w.integer(k_ref)}, and the same chain "
-            f"takes at least {w.seconds(ref.t_math(flops))}. " + _reference_mul_chain())
+            f"{ref.name} (ridge {w.number(ref.ridge)}) the cap is at k = {w.integer(k_ref)}, and " + there
+            + _reference_mul_chain())
     return Prose(text, {"problem": "fma chain", "reasons": REASONS["fma chain"], "seconds": t, "k": k,
                         "k_cap": k_cap, "nbytes": 8 * n, "cache_bytes": dev.l2_bytes})
 
