@@ -50,10 +50,10 @@ def run(quick: bool = False) -> list:
         for _ in range(rounds(quick, full=5)):
             for threads in thread_counts:
                 numba.set_num_threads(threads)
-                ref = brrr.bench(np.copyto, out, x, nbytes=copy_bytes, budget=0.25).gbps()
+                ref = brrr.bench(np.copyto, out, x, nbytes=copy_bytes, budget=0.25, backend="cpu").gbps()
                 reference.append(ref)
                 for name, (fn, args, moved) in calls.items():
-                    bw = brrr.bench(fn, *args, nbytes=moved, budget=0.25).gbps()
+                    bw = brrr.bench(fn, *args, nbytes=moved, budget=0.25, backend="cpu").gbps()
                     gbps[name, threads].append(bw)
                     ratios[name, threads].append(bw / ref)
     finally:

@@ -38,11 +38,11 @@ def run(quick: bool = False) -> list:
         times = {"fused": [], "unfused": [], "unfused_in_place": []}
         for _ in range(rounds(quick, full=5)):
             fused = brrr.bench(kernels.chain, x, n, "mul", True, out, nbytes=fused_bytes,
-                               budget=0.25).median
+                               budget=0.25, backend="cpu").median
             unfused = brrr.bench(kernels.chain, x, n, "mul", False, out, None, None, scratch,
-                                 nbytes=unfused_bytes, budget=0.25).median
+                                 nbytes=unfused_bytes, budget=0.25, backend="cpu").median
             in_place = brrr.bench(kernels.chain, x, n, "mul", False, out, None, None, out,
-                                  nbytes=unfused_bytes, budget=0.25).median
+                                  nbytes=unfused_bytes, budget=0.25, backend="cpu").median
             times["fused"].append(fused)
             times["unfused"].append(unfused)
             times["unfused_in_place"].append(in_place)

@@ -43,7 +43,7 @@ def run(quick: bool = False) -> list:
             first_torch = (i % 2 == 0)
             if first_torch:
                 torch_median = timer.blocked_autorange(min_run_time=min_run_time).median
-            t = brrr.bench(np.copyto, dst, src, cache=cache, budget=min_run_time).median
+            t = brrr.bench(np.copyto, dst, src, cache=cache, budget=min_run_time, backend="cpu").median
             if not first_torch:
                 torch_median = timer.blocked_autorange(min_run_time=min_run_time).median
             medians["torch"].append(torch_median)

@@ -219,11 +219,32 @@ def _cuda_with_cupy() -> Optional[Device]:
         import cupy
         if not cupy.cuda.is_available():
             return None
-        props = dict(cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id))
+        gpu = cupy.cuda.Device()
+        props = dict(cupy.cuda.runtime.getDeviceProperties(gpu.id))
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        return _gpu_device(name, props, "cupy")
+        return _gpu_device(name, _with_clocks(props, gpu), "cupy")
     except Exception:  # CuPy installed but no driver, no GPU, or a broken install
         return None
+
+
+# CUDA 13 dropped the clocks from cudaDeviceProp; the device attributes still give them.
+_CLOCK_ATTRIBUTES = {"clockRate": "ClockRate", "memoryClockRate": "MemoryClockRate",
+                     "memoryBusWidth": "GlobalMemoryBusWidth"}
+
+
+def _with_clocks(props: dict, gpu) -> dict:
+    """``props`` with the clocks and bus width a CUDA 13 build of CuPy leaves out, read from
+    ``gpu.attributes`` (kHz and bits, as the properties give them)."""
+    missing = [key for key in _CLOCK_ATTRIBUTES if not props.get(key)]
+    if missing:
+        try:
+            attributes = gpu.attributes
+        except Exception:  # an older CuPy, or a driver that refuses: the peaks say they can't be derived
+            return props
+        for key in missing:
+            if attributes.get(_CLOCK_ATTRIBUTES[key]):
+                props[key] = int(attributes[_CLOCK_ATTRIBUTES[key]])
+    return props
 
 
 def _cuda_with_torch() -> Optional[Device]:

@@ -12,7 +12,8 @@ import pytest
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "brrr")
 MOST_LINES = 400
 
-FOUNDATION = {"_release", "config", "checks", "units", "arrays", "hardware", "cache", "specs", "progress"}
+FOUNDATION = {"_release", "config", "checks", "units", "arrays", "hardware", "cache", "specs", "progress",
+              "tf32"}
 DEVICE = {"cpu_peaks", "device", "results"}
 MEASURING = {"clocks", "timing", "kernel_source", "kernels", "roofline"}
 PRESENTATION = {"plot", "prose", "widgets", "book"}

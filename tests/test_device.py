@@ -330,9 +330,11 @@ def test_two_runs_at_once_measure_once(tmp_path):
 
 # --- GPU detection, with CuPy or PyTorch replaced by fakes (no GPU needed) --------------------
 
-def fake_cupy(props):
-    """A stand-in for the ``cupy`` module on a machine with one GPU whose properties are ``props``."""
-    cuda = types.SimpleNamespace(is_available=lambda: True, Device=lambda: types.SimpleNamespace(id=0),
+def fake_cupy(props, attributes=None):
+    """A stand-in for the ``cupy`` module on a machine with one GPU whose properties are ``props``
+    (and device attributes ``attributes``)."""
+    gpu = types.SimpleNamespace(id=0, attributes=dict(attributes or {}))
+    cuda = types.SimpleNamespace(is_available=lambda: True, Device=lambda: gpu,
                                  runtime=types.SimpleNamespace(getDeviceProperties=lambda i: dict(props)))
     return types.SimpleNamespace(cuda=cuda)
 
@@ -388,6 +390,19 @@ def test_an_unknown_gpu_seen_through_pytorch_gets_derived_peaks(monkeypatch):
     assert dev.peak_flops() == pytest.approx(80 * 1710e6 * 128 * 2)   # 128 FP32 lanes per SM on 8.6
     assert dev.peak_bandwidth == pytest.approx(6251e6 * 2 * 384 / 8)
     assert "derived" in dev.source and dev.spec is not specs.GPU_SPECS["A10"]   # not the A10's datasheet
+
+
+def test_clocks_missing_from_the_properties_are_read_from_the_device_attributes(monkeypatch):
+    # A CUDA 13 build of CuPy: cudaDeviceProp has no clockRate, memoryClockRate or memoryBusWidth.
+    props = {k: v for k, v in B200_LIKE.items() if k not in ("clockRate", "memoryClockRate", "memoryBusWidth")}
+    attributes = {"ClockRate": B200_LIKE["clockRate"], "MemoryClockRate": B200_LIKE["memoryClockRate"],
+                  "GlobalMemoryBusWidth": B200_LIKE["memoryBusWidth"]}
+    monkeypatch.delenv("BRRR_DEVICE", raising=False)
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy({"name": b"NVIDIA B200", **props}, attributes))
+    dev = brrr.device(refresh=True)
+    p = B200_LIKE
+    assert dev.peak_bandwidth == pytest.approx(p["memoryClockRate"] * 1e3 * 2 * p["memoryBusWidth"] / 8)
+    assert dev.peak_flops() == pytest.approx(p["multiProcessorCount"] * p["clockRate"] * 1e3 * 128 * 2)
 
 
 def test_a_gpu_whose_clocks_cannot_be_read_has_no_peaks_rather_than_the_cpus(monkeypatch):

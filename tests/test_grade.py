@@ -426,3 +426,22 @@ print(json.dumps(out))
                     "outside_tmp": False, "network": False, "brrr_writable": False, "pid": seen["pid"]}
     assert seen["pid"] < 10, "the sandbox has a PID namespace of its own"
     assert (work / "mine.txt").read_text() == "ok"
+
+
+def test_gpu_and_16_bit_answers_are_graded_as_their_values():
+    # A student on a GPU answers with dev.xp (CuPy) or a CUDA tensor; a bfloat16 tensor has no NumPy twin.
+    import numpy as np
+    import torch
+    from brrr.grade import answers
+
+    class FakeCupyArray:   # what encode sees of a cupy.ndarray: its module, dtype and .get()
+        __module__ = "cupy._core.core"
+        dtype = np.dtype("float32")
+        size = 3
+
+        def get(self):
+            return np.array([1.0, 2.0, 0.5], dtype="float32")
+
+    assert answers.encode(FakeCupyArray()) == answers.encode(np.array([1.0, 2.0, 0.5], dtype="float32"))
+    halves = torch.tensor([1.0, 2.0, 0.5], dtype=torch.bfloat16)
+    assert answers.encode(halves) == answers.encode(np.array([1.0, 2.0, 0.5], dtype="float32"))

@@ -74,7 +74,12 @@ def encode(value, depth: int = 0):
             raise TypeError(f"an array of {value.dtype}")
         return {"__ndarray__": encode(value.tolist(), depth + 1), "dtype": str(value.dtype)}
     if module.startswith("torch") and type(value).__name__ == "Tensor":
-        return encode(value.detach().cpu().numpy(), depth)
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":  # NumPy has no bfloat16: its values, as float32
+            value = value.float()
+        return encode(value.numpy(), depth)
+    if module.startswith("cupy") and hasattr(value, "get") and hasattr(value, "dtype"):
+        return encode(value.get(), depth)  # a GPU array (dev.xp on a GPU), copied to the host
     if isinstance(value, list):
         return [encode(v, depth + 1) for v in value]
     if isinstance(value, tuple):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .. import tf32
 from ..roofline import Roofline, OVERHEAD
 from .capture import _Call, _bench_kwargs, _replayable
 
@@ -82,15 +83,17 @@ def regime_of(roof: Roofline, flops, nbytes, overhead: Optional[float] = None) -
     return roof.with_ceilings(overhead=overhead).regime(flops, nbytes)
 
 
-def _roofline_for(dev, dtype: str, category: str, cache: dict) -> Roofline:
-    """The device roofline for this op: tensor-core roof for fp16/bf16 matmuls on a GPU."""
+def _roofline_for(dev, dtype: str, category: str, cache: dict, op: str = "") -> Roofline:
+    """The device roofline for this op: tensor-core roof for fp16/bf16 matmuls on a GPU, and for
+    float32 ones where PyTorch lets them use TF32 (cuBLAS for matmuls, off by default; cuDNN for
+    convolutions, ``op`` names one, on by default)."""
     import torch
     tensor_cores = False
     if dev.on_gpu and category == "matmul":
         if dtype in ("float16", "bfloat16"):
             tensor_cores = True
-        elif dtype == "float32" and torch.backends.cuda.matmul.allow_tf32:
-            tensor_cores = True
+        elif dtype == "float32":
+            tensor_cores = tf32.enabled(torch, "conv" if "conv" in op else "matmul")
     key = (dtype, tensor_cores)
     if key not in cache:
         roof_dtype = dtype if dtype in ("float64", "float32", "float16", "bfloat16") else "float32"

@@ -129,7 +129,7 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
                     nbytes = count_bytes(call.func, call.args, call.kwargs, call.out)
                 category = categorise(call.func)
                 dtype = _dtype(call)
-                roof = _roofline_for(dev, dtype, category, roofs)
+                roof = _roofline_for(dev, dtype, category, roofs, _name(call.func))
                 seconds = math.nan
                 if measure:
                     key = _signature(call)
