@@ -34,6 +34,29 @@ def test_epilogue_traffic():
     unfused = fusion.epilogue_traffic(m, n, k, False)
     assert fused == ((m * k + k * n + m * n + n) * 4, 2 * m * n * k + 2 * m * n)
     assert unfused[0] - fused[0] == 4 * m * n * 4 and unfused[1] == fused[1]
+    kernels = fusion.epilogue_kernels(m, n, k, False)
+    assert [name for name, _, _ in kernels] == ["matmul", "bias add", "ReLU"]
+    assert kernels[0] == ("matmul", (m * k + k * n + m * n) * 4, 2 * m * n * k)
+    assert kernels[1] == ("bias add", (2 * m * n + n) * 4, m * n) and kernels[2] == ("ReLU", 2 * m * n * 4, m * n)
+    assert (sum(b for _, b, _ in kernels), sum(f for _, _, f in kernels)) == unfused
+    assert len(fusion.epilogue_kernels(m, n, k, True)) == 1
+
+
+def test_epilogue_time_sums_each_kernels_bound():
+    """Kernels run one after another: eager mode's least time is the sum of each kernel's own bound,
+    more than one bound of the summed bytes and FLOPs where the matmul is compute-bound and the
+    passes memory-bound (the roof's spare bandwidth during the matmul cannot serve the passes)."""
+    roof = brrr.Roofline(peak_flops=1e11, peak_bandwidth=2e10)           # ridge 5
+    m, n, k = 256, 256, 16                                              # matmul ~7.5 FLOP/byte
+    kernels = fusion.epilogue_kernels(m, n, k, False)
+    assert [roof.regime(f, b) for _, b, f in kernels] == ["compute-bound", "memory-bound", "memory-bound"]
+    each = sum(max(f / 1e11, b / 2e10) for _, b, f in kernels)
+    assert fusion.epilogue_time(roof, m, n, k, False) == pytest.approx(each)
+    assert each > roof.time(*fusion.epilogue_traffic(m, n, k, False)[::-1]) * 1.01
+    assert fusion.epilogue_time(roof, m, n, k, True) == pytest.approx(roof.time(*fusion.epilogue_traffic(
+        m, n, k, True)[::-1]))
+    with pytest.raises(TypeError):
+        fusion.epilogue_time(None, m, n, k, True)
 
 
 def test_kernel_names_parses_inductor_output():
@@ -178,6 +201,7 @@ def test_epilogue_bars_and_inspect_compiled():
                                   "1 fused kernel (roofline)"]
     nbytes, flops = fusion.epilogue_traffic(64, 64, 8, True)
     assert bars["time per call"].iloc[3] == pytest.approx(roof.time(flops, nbytes))
+    assert bars["time per call"].iloc[2] == pytest.approx(fusion.epilogue_time(roof, 64, 64, 8, False))
 
     def broken(x):
         raise RuntimeError("no compiler here")

@@ -224,9 +224,15 @@ def test_epilogue(runs):
         assert close_to(1 / s, text) and "slower than eager mode" in text
     m, n, k = epi.meta["shape"]
     roof = brrr.Roofline.from_dict(epi.meta["roof"])
-    pe = roof.time(*fusion.epilogue_traffic(m, n, k, False)[::-1])
+    # three kernels run one after another: the sum of each one's own bound (not one bound of the totals)
+    kernels = fusion.epilogue_kernels(m, n, k, False)
+    pe = sum(roof.time(f, b) for _, b, f in kernels)
     pf = roof.time(*fusion.epilogue_traffic(m, n, k, True)[::-1])
-    assert close_to(pe / pf, text)
+    assert close_to(pe / pf, text) and f"In all, at least {words.seconds(pe)}." in text
+    for name, b, f in kernels:    # each kernel's regime is named in its own clause
+        clause = next(c for c in text.split("roof's ridge of")[1].split(". In all")[0].split(";") if f"the {name}" in c)
+        assert roof.regime(f, b) in clause
+    assert f"ridge of {words.number(roof.ridge)} FLOP/byte" in text
     assert f"{_relation(s, pe / pf)} that bound" in text
     assert close_to(100 * pe / t["eager"], text, 0.06)
     assert ("faster than its roofline bar" in text) == (pe / t["eager"] > 1.05)
@@ -270,23 +276,30 @@ def test_bend_outcomes():
     gpu = memory_bound_run(ks=(1, 2, 4, 8, 16, 32, 64, 128), device=H100, n=2 ** 26, fuser="cupy_fuse",
                            library="cupy.fuse")
     assert prose.bend(prose.curve(gpu, "cupy_fuse"))["outcome"] == "no bend, sweep short"
-    # the fused time grows early: bends before the line; busy arithmetic -> the FMA sentence,
-    # arithmetic far from the peak -> "says little about the roofline"
-    for peak, busy in ((40e9, True), (140e9, False)):     # crossover 16 and 56
+    # the fused time grows early: bends before the line, and the fused kernel's growth is the bend.
+    # Why it grew is judged on its FLOP rate over the sweep (S14): a rate that levels off at 40% of the
+    # peak -> compute-bound sooner (the FMA sentence); one that halves after reaching 50% -> neither roof
+    # (the old test called that compute-bound); one far below the peak -> "says little about the roofline"
+    n = 2 ** 24
+    for peak, shape, trend in ((40e9, "plateau", "compute"), (40e9, "halves", "fell"), (140e9, "halves", "idle")):
         dev = dict(CPU, peak_flops_float32=peak)
-        roof = brrr.Roofline(peak_flops=peak, peak_bandwidth=CPU["peak_bandwidth"])
-        n = 2 ** 24
+        roof = brrr.Roofline(peak_flops=peak, peak_bandwidth=CPU["peak_bandwidth"])   # crossover 16 and 56
+        base = float(roof.time(*fusion.chain_traffic(1, n, True)[::-1]))
         pts = []
         for k in (1, 2, 4, 8, 16):
             tu = float(roof.time(*fusion.chain_traffic(k, n, False)[::-1]))
-            tf = float(roof.time(*fusion.chain_traffic(1, n, True)[::-1])) * (1 if k <= 8 else k / 4)
+            tf = max(base, k * n / (0.4 * peak)) if shape == "plateau" else base * (1 if k <= 8 else k / 4)
             pts.append((k, tf, tu))
         c = prose.curve(make_run(pts, device=dev), "brrr")
         b = prose.bend(c)
-        assert b["outcome"] == "before" and b["between"] == (8, 16)
+        assert b["outcome"] == "before" and b["between"] == (8, 16) and b["cause"] == "fused", (shape, b)
+        assert prose.rate_trend(c, c["points"][-1])[0] == trend
         text, _ = prose._bend_sentence(c, "brrr.kernels (Numba)")
-        assert "before the dotted line" in text
-        assert ("compute-bound sooner" in text) == busy and ("says little about the roofline" in text) == (not busy)
+        assert "before the dotted line" in text and "the fused kernel's growth is most of the bend" in text
+        assert ("compute-bound sooner" in text) == (trend == "compute")
+        assert ("held near that rate" in text) == (trend == "compute" and c["points"][-1]["k"] > 16)
+        assert ("says little about the roofline" in text) == (trend == "idle")
+        assert ("did not level off: it fell from 50% at k = 8 to 25% at k = 16" in text) == (trend == "fell")
     # past the line with no bend, and faster than the peak FLOP/s
     fast = make_run([(1, 1e-3, 1e-3), (64, 1e-3, 64e-3), (128, 1e-3, 128e-3)])
     text, b = prose._bend_sentence(prose.curve(fast, "brrr"), "brrr.kernels (Numba)")
@@ -389,10 +402,101 @@ def test_bend_at_and_after_the_line():
     n = 2 ** 24
     base = float(roof.time(*fusion.chain_traffic(1, n, True)[::-1]))
 
-    def run(ks, cap):
-        return make_run([(k, base * max(1, k / cap), base * k) for k in ks], n=n)
+    def run(ks, cap, slow=1):
+        return make_run([(k, slow * base * max(1, k / cap), base * k) for k in ks], n=n)
     text, b = prose._bend_sentence(prose.curve(run((1, 16, 32, 64, 128), 32), "brrr"), "brrr.kernels (Numba)")
     assert b["outcome"] == "at" and b["between"] == (32, 64)
-    assert "around the dotted line (k = 56), where the model puts it: past it" in text
+    assert "around the dotted line (k = 56), where the model puts it: past it the fused kernel is compute-bound, " \
+           "its FLOP rate levelled off at about 57%" in text
+    # the same bend with a fused kernel four times slower, far below the peak: no compute-bound claim
+    text, b = prose._bend_sentence(prose.curve(run((1, 16, 32, 64, 128), 32, slow=4), "brrr"), "brrr.kernels (Numba)")
+    assert b["outcome"] == "at" and "where the model puts it. At k = 64, though" in text
+    assert "says little about the roofline" in text and "compute-bound," not in text
     text, b = prose._bend_sentence(prose.curve(run((1, 16, 64, 128, 256), 128), "brrr"), "brrr.kernels (Numba)")
     assert b["outcome"] == "after" and "only after the dotted line" in text and "more than the roof's peak" in text
+
+
+def _bend_run(rates, peak=40e9, n=2 ** 24):
+    """A run whose fused kernel does ``rates[k]`` FLOP/s (memory-bound where that is slower) and
+    whose unfused chain runs at the roof."""
+    dev = dict(CPU, peak_flops_float32=peak)
+    roof = brrr.Roofline(peak_flops=peak, peak_bandwidth=CPU["peak_bandwidth"])
+    base = float(roof.time(*fusion.chain_traffic(1, n, True)[::-1]))
+    return make_run([(k, max(base, k * n / r), float(roof.time(*fusion.chain_traffic(k, n, False)[::-1])))
+                     for k, r in rates.items()], device=dev, n=n)
+
+
+def test_bend_rate_still_rising():
+    """The fused rate is 30% of the peak where the curve bends and climbs to a 45% plateau after:
+    not compute-bound yet, between the two limits."""
+    c = prose.curve(_bend_run({1: 2.5e9, 2: 5e9, 4: 10e9, 8: 12e9, 16: 18e9, 32: 18e9}), "brrr")
+    b = prose.bend(c)
+    assert b["between"] == (4, 8) and b["outcome"] == "before" and b["cause"] == "fused"
+    assert prose.compute_from(c) == 16
+    text, _ = prose._bend_sentence(c, "brrr.kernels (Numba)")
+    assert "At k = 8 the fused kernel ran at 30% of the roof's peak FLOP/s, and its rate was still rising " \
+           "(to 45% at k = 16)" in text
+    assert "compute-bound sooner" not in text and "did not level off" not in text
+
+
+def test_bend_cause_is_chosen_by_each_sides_share():
+    """S3: the side that made most of the bend (on a log scale) is named; 'barely' only below 1.1 times."""
+    def run(fg, ug):
+        pts = [(k, 1e-3, k * 1e-3) for k in (1, 2, 4, 8)] + [(16, fg * 1e-3, 8e-3 * ug)]
+        return prose.curve(make_run(pts), "brrr")
+    for fg, ug, cause, words_ in ((1.05, 1.2, "unfused", f"the fused time barely grew ({words.times(1.05)})"),
+                                  (1.15, 1.1, "unfused", f"the fused time grew {words.times(1.15)}"),
+                                  (1.3, 1.4, "both", "both sides bent it"),
+                                  (1.39, 1.87, "fused", "the fused kernel's growth is most of the bend")):
+        c = run(fg, ug)
+        b = prose.bend(c)
+        assert b["between"] == (8, 16) and b["cause"] == cause, (fg, ug, b)
+        assert b["fused_growth"] == pytest.approx(fg) and b["unfused_growth"] == pytest.approx(ug)
+        text, _ = prose._bend_sentence(c, "brrr.kernels (Numba)")
+        assert words_ in text and f"took {words.times(ug)} as long for 2 times as many" in text
+        assert ("the bend is mostly the unfused side" in text) == (cause == "unfused")
+        assert ("barely" in text) == (fg < 1.1)
+
+
+def test_why_short_follows_the_rate_over_the_sweep():
+    """S14: the sentence on a fused kernel that fell short agrees with the bend's: its arithmetic only
+    where its FLOP rate levelled off; a rate that fell, or was still rising, is said as such."""
+    fell = prose.kernel_speedups(_bend_run({8: 20e9, 16: 12e9}))
+    assert "short of the prediction" in str(fell) and "arithmetic is no longer free" not in str(fell)
+    assert "Its FLOP rate did not level off: it fell from 50% at k = 8 to 30% at k = 16" in str(fell)
+    rising = prose.kernel_speedups(_bend_run({16: 12e9, 32: 18e9, 64: 18e9}))
+    assert "short of the prediction" in str(rising)
+    assert "Its FLOP rate was still rising (to 45% at k = 32)" in str(rising)
+    held = prose.kernel_speedups(_bend_run({8: 10e9, 16: 12e9, 32: 11e9}))
+    assert "arithmetic is no longer free: it ran at 30%" in str(held)
+
+
+def test_kernel_speedups_table_and_skip_words():
+    """M4, C8: the section shows its sweep as a table; a skipped fuser's reason is said without the
+    exception's class."""
+    note = "cupy_fuse skipped: RuntimeError: cupy.fuse needs a CUDA GPU with CuPy installed"
+    text = str(prose.kernel_speedups(memory_bound_run(ks=(1, 16), notes=[note])))
+    assert "so the table shows this run alone" in text and "the figure shows" not in text
+    assert "`cupy.fuse` was skipped: it needs a CUDA GPU with CuPy installed." in text
+    assert "RuntimeError" not in text
+
+
+def test_epilogue_roof_per_kernel():
+    """S2: eager mode's bound is the sum of each kernel's own, each kernel's regime named; whether the
+    passes or the matmul dominate it chooses the words."""
+    cpu = prose.epilogue(_epilogue(["extern_kernels.addmm", "cpp_fused_relu_0"]))    # ridge 7
+    roof = brrr.Roofline(peak_flops=CPU["peak_flops_float32"], peak_bandwidth=CPU["peak_bandwidth"])
+    kernels = fusion.epilogue_kernels(1024, 1024, 16, False)
+    pe = sum(roof.time(f, b) for _, b, f in kernels)
+    assert cpu.facts["eager_bound"] == pytest.approx(pe) and pe > roof.time(*fusion.epilogue_traffic(
+        1024, 1024, 16, False)[::-1])       # more than one bound of the totals: the matmul is compute-bound
+    assert cpu.facts["regimes"] == {"matmul": "compute-bound", "bias add": "memory-bound", "ReLU": "memory-bound"}
+    assert "the matmul (7.76 FLOP/byte) is compute-bound" in str(cpu)
+    assert "the bias add and the ReLU (0.125 FLOP/byte each) are memory-bound" in str(cpu)
+    assert cpu.facts["roof_outcome"] == "passes dominate" and "two passes over the output are" in str(cpu)
+    gpu = prose.epilogue(_epilogue(["triton_tem_fused_addmm_relu_0"], device=H100))    # ridge 20
+    assert gpu.facts["regimes"]["matmul"] == "memory-bound"
+    assert "the matmul (7.76 FLOP/byte) is memory-bound" in str(gpu)
+    deep = prose.epilogue(_epilogue(["extern_kernels.addmm", "cpp_fused_relu_0"], shape=(1024, 1024, 2048)))
+    assert deep.facts["roof_outcome"] == "matmul dominates" and "removing the passes saves little" in str(deep)
+    assert "only" in str(deep) and close_to(deep.facts["predicted_speedup"], str(deep))

@@ -17,7 +17,8 @@ importable from here:
 * :mod:`.fusion_fusers`: the fusers, 'brrr' (:mod:`brrr.kernels`), 'cupy_fuse', 'torch_compile';
 * :mod:`brrr.fusion_tables` (outside the experiments, so the plots can use it): speed-ups and plot rows from the records (:func:`speedups`, ...);
 * :mod:`.fusion_epilogue`: ``relu(x @ w + b)`` fused into a matmul's epilogue
-  (:func:`epilogue_fusion`) and the kernels ``torch.compile`` generates.
+  (:func:`epilogue_fusion`), its kernels' bytes and FLOPs and roofline time (:func:`epilogue_kernels`,
+  :func:`epilogue_time`) and the kernels ``torch.compile`` generates.
 
 Times are seconds, sizes elements, traffic bytes.
 """
@@ -35,12 +36,13 @@ from .fusion_model import (KS, OPS, chain_traffic, check_op, crossover_k, defaul
                            predicted_table)
 from .fusion_fusers import FUSERS, check_fusers, make_fuser, own_fuser
 from ..fusion_tables import VARIANTS, cos_cases, speedup_lines, speedup_table, speedups, time_lines
-from .fusion_epilogue import (epilogue_bars, epilogue_fusion, epilogue_traffic, generated_kernels,
-                              inspect_compiled, kernel_names)
+from .fusion_epilogue import (epilogue_bars, epilogue_fusion, epilogue_kernels, epilogue_time, epilogue_traffic,
+                              generated_kernels, inspect_compiled, kernel_names)
 
 __all__ = ["OPS", "KS", "FUSERS", "BACKENDS", "VARIANTS", "chain_traffic", "predicted_speedup", "crossover_k",
            "default_ks", "predicted_table", "fusion_speedup", "own_fuser", "cos_chain", "speedups",
-           "speedup_table", "speedup_lines", "time_lines", "cos_cases", "epilogue_traffic", "epilogue_fusion",
+           "speedup_table", "speedup_lines", "time_lines", "cos_cases", "epilogue_traffic", "epilogue_kernels",
+           "epilogue_time", "epilogue_fusion",
            "epilogue_bars", "kernel_names", "generated_kernels", "inspect_compiled", "Result", "Roofline"]
 
 BACKENDS = FUSERS   # the earlier name: fusion_speedup's ``backends=`` takes fuser names

@@ -3,7 +3,8 @@
 The smallest case of fusing pointwise work into the epilogue of a matmul: eager PyTorch
 runs three kernels (matmul, bias add, ReLU), each a trip of the (m, n) result through
 memory; a compiler can apply the add and the ReLU as the matmul's result is written.
-:func:`epilogue_traffic` gives the bytes and FLOPs of both, :func:`epilogue_fusion`
+:func:`epilogue_kernels` gives the bytes and FLOPs of each kernel of both, :func:`epilogue_time`
+the roofline's least time (the sum of each kernel's own bound), :func:`epilogue_fusion`
 times them, and :func:`generated_kernels` lists the kernels Inductor launches.
 Times are seconds.
 """
@@ -21,21 +22,48 @@ from . import _arrays
 from .common import run_sweep
 
 
-def epilogue_traffic(m: int, n: int, k: int, fused: bool, dtype="float32") -> tuple:
-    """``(bytes, FLOPs)`` of ``relu(x @ w + b)`` with x (m, k), w (k, n), b (n,).
+def epilogue_kernels(m: int, n: int, k: int, fused: bool, dtype="float32") -> list:
+    """The kernels of ``relu(x @ w + b)`` with x (m, k), w (k, n), b (n,), each as
+    ``(name, bytes, FLOPs)``, in the order they run.
 
-    The matmul reads x and w and writes the (m, n) result; unfused, the bias add
-    reads it (and b) and writes it again, and the ReLU reads and writes it once
-    more. Fused into the matmul's epilogue, only the matmul's traffic (plus b)
-    remains. FLOPs: 2 m n k for the matmul, m n each for the add and the ReLU.
+    Unfused (eager mode), three kernels: the matmul reads x and w and writes the (m, n)
+    result (2 m n k FLOPs); the bias add reads the result and b and writes it again
+    (m n FLOPs); the ReLU reads and writes it once more (m n FLOPs, a comparison counted
+    as one). Fused into the matmul's epilogue, one kernel: the matmul's traffic plus b,
+    all the FLOPs.
     """
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
     item = _arrays.itemsize(dtype)
-    matmul = (m * k + k * n + m * n + n) * item
-    epilogue = 0 if fused else (2 * m * n + 2 * m * n) * item
-    return float(matmul + epilogue), float(2 * m * n * k + 2 * m * n)
+    if fused:
+        return [("fused matmul, bias add and ReLU", float((m * k + k * n + m * n + n) * item),
+                 float(2 * m * n * k + 2 * m * n))]
+    return [("matmul", float((m * k + k * n + m * n) * item), float(2 * m * n * k)),
+            ("bias add", float((2 * m * n + n) * item), float(m * n)),
+            ("ReLU", float(2 * m * n * item), float(m * n))]
+
+
+def epilogue_traffic(m: int, n: int, k: int, fused: bool, dtype="float32") -> tuple:
+    """``(bytes, FLOPs)`` of ``relu(x @ w + b)``: the totals over :func:`epilogue_kernels`.
+
+    Unfused, the bias add and the ReLU each add two passes over the (m, n) result to
+    the matmul's traffic; fused into the matmul's epilogue, only the matmul's traffic
+    (plus b) remains. FLOPs: 2 m n k for the matmul, m n each for the add and the ReLU.
+    """
+    kernels = epilogue_kernels(m, n, k, fused, dtype)
+    return float(sum(b for _, b, _ in kernels)), float(sum(f for _, _, f in kernels))
+
+
+def epilogue_time(roof: Roofline, m: int, n: int, k: int, fused: bool, dtype="float32") -> float:
+    """The roofline's least time (seconds) for ``relu(x @ w + b)``: kernels that run one after
+    another take at least the sum of their own bounds, ``max(FLOPs / P, bytes / B)`` each, so
+    eager mode's bound is that of the matmul plus the bias add's plus the ReLU's, not one bound
+    of their summed bytes and FLOPs (which would let one kernel's spare bandwidth pay for
+    another's arithmetic)."""
+    if not isinstance(roof, Roofline):
+        raise TypeError(f"roof must be a brrr.Roofline, got {type(roof).__name__}")
+    return float(sum(float(roof.time(f, b)) for _, b, f in epilogue_kernels(m, n, k, fused, dtype)))
 
 
 def kernel_names(source: str) -> list:
@@ -79,7 +107,8 @@ def inspect_compiled(fn, *args) -> dict:
 def epilogue_bars(result):
     """The bars of an :func:`epilogue_fusion` run: a Result (same meta) with one record per
     case, 'case' and 'time per call' (seconds): each variant as measured, then the roofline's
-    time for three kernels and for one fully fused kernel."""
+    time (:func:`epilogue_time`) for the three kernels run one after another and for one fully
+    fused kernel."""
     frame = _frame(result)
     rows = [{"case": f"{r.variant} (measured)", "time per call": r.seconds} for r in frame.itertuples()]
     meta = getattr(result, "meta", {}) or {}
@@ -87,8 +116,7 @@ def epilogue_bars(result):
     if shape and meta.get("roof"):
         roof = Roofline.from_dict(meta["roof"])
         for fused, case in ((False, "3 kernels (roofline)"), (True, "1 fused kernel (roofline)")):
-            nbytes, flops = epilogue_traffic(*(int(v) for v in shape), fused, dtype)
-            rows.append({"case": case, "time per call": float(roof.time(flops, nbytes))})
+            rows.append({"case": case, "time per call": epilogue_time(roof, *(int(v) for v in shape), fused, dtype)})
     return Result("epilogue_bars", rows, dict(meta))
 
 
@@ -101,7 +129,7 @@ def epilogue_fusion(m=None, n=None, k=None, dtype="float32", roof=None, progress
     :attr:`brrr.Device.torch_device`. Records: ``variant`` ('eager' or 'torch.compile'),
     ``backend``, shape, ``nbytes``/``flops`` from :func:`epilogue_traffic` (eager unfused,
     compiled as if fully fused), ``seconds`` (median; ``min_seconds``, ``iqr_seconds``,
-    ``floor_seconds``), ``predicted_seconds``. A failing compiler is noted, not raised.
+    ``floor_seconds``), ``predicted_seconds`` (:func:`epilogue_time`). A failing compiler is noted, not raised.
     """
     import torch
     dev = live_device()
@@ -134,7 +162,7 @@ def epilogue_fusion(m=None, n=None, k=None, dtype="float32", roof=None, progress
         t = bench(variants[variant], x, w, b, nbytes=nbytes, flops=flops, min_samples=3, label=variant)
         return {"device": dev.name, "backend": where, "variant": variant, "m": m, "n": n, "k": k,
                 "dtype": dtype, **_arrays.timing_fields(t, nbytes, flops),
-                "predicted_seconds": float(roof.time(flops, nbytes))}
+                "predicted_seconds": epilogue_time(roof, m, n, k, fused, dtype)}
 
     result = run_sweep("epilogue_fusion", list(variants), measure, progress=progress,
                        command=f"brrr.experiments.epilogue_fusion(m={m}, n={n}, k={k}, dtype={dtype!r})",

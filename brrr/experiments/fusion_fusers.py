@@ -89,6 +89,7 @@ class _CupyFuse:
                     t = t * c if op == "mul" else t + c if op == "add" else t * c + d if op == "fma" else cp.cos(t)
                 return t
             fn, x = cp.fuse(chain), self.x
+            fn(x)  # cupy.fuse compiles on the first call: here, where a failure is noted and skipped
             return lambda: fn(x)
         ufunc = {"mul": lambda s, o: cp.multiply(s, c, out=o), "add": lambda s, o: cp.add(s, c, out=o),
                  "cos": lambda s, o: cp.cos(s, out=o),

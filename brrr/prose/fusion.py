@@ -14,13 +14,13 @@ generated, and epilogue fusion).
 """
 from __future__ import annotations
 
-from .fusion_bends import BEND_SLOPE, _bend_sentence, bend, fusers
+from .fusion_bends import BARELY, BEND_SLOPE, MAIN, _bend_sentence, bend, fusers
 from .fusion_compiled import NOISY, epilogue, generated
 from .fusion_cos import cos_chain, floor_k, marginal_cost
 from .fusion_model import BUSY, CLOSE, FLOOR, OP_WORDS, prediction
-from .fusion_speedups import FOCUS_K, curve, focus, fusers_of, kernel_speedups
+from .fusion_speedups import FOCUS_K, compute_from, curve, focus, fusers_of, kernel_speedups, rate_trend
 from .words import ABOVE_ROOF
 
-__all__ = ["ABOVE_ROOF", "BEND_SLOPE", "BUSY", "CLOSE", "FLOOR", "FOCUS_K", "NOISY", "OP_WORDS", "_bend_sentence",
-           "bend", "cos_chain", "curve", "epilogue", "floor_k", "focus", "fusers", "fusers_of", "generated",
-           "kernel_speedups", "marginal_cost", "prediction"]
+__all__ = ["ABOVE_ROOF", "BARELY", "BEND_SLOPE", "BUSY", "CLOSE", "FLOOR", "FOCUS_K", "MAIN", "NOISY", "OP_WORDS",
+           "_bend_sentence", "bend", "compute_from", "cos_chain", "curve", "epilogue", "floor_k", "focus", "fusers",
+           "fusers_of", "generated", "kernel_speedups", "marginal_cost", "prediction", "rate_trend"]

@@ -8,11 +8,13 @@ import math
 
 from . import Prose, paragraphs, with_references
 from . import words as w
-from .fusion_model import BUSY, FLOOR, _ops
+from .fusion_model import _ops
 from .words import ABOVE_ROOF
-from .fusion_speedups import _skipped, _speedup_sentence, curve, focus, fusers_of
+from .fusion_speedups import _rate, _skipped, _speedup_sentence, curve, focus, fusers_of, rate_trend, trend_words
 
 BEND_SLOPE = 0.5    # the curve "bends" where log(speed-up) grows less than half as fast as log(k)
+BARELY = 1.1        # a fused time that grew less than 10% over a step "barely grew"
+MAIN = 2 / 3        # a side that made two thirds of a bend is its main cause
 
 
 def bend(c: dict) -> dict:
@@ -40,8 +42,24 @@ def bend(c: dict) -> dict:
         outcome = "after"
     else:
         outcome = "at"
-    return {"outcome": outcome, "between": (at[0]["k"], at[1]["k"]) if at else None, "crossover": cross,
-            "kmax": kmax, "fused_growth": (at[1]["fused_seconds"] / at[0]["fused_seconds"]) if at else None}
+    out = {"outcome": outcome, "between": (at[0]["k"], at[1]["k"]) if at else None, "crossover": cross,
+           "kmax": kmax, "fused_growth": None, "unfused_growth": None, "fused_share": None, "cause": None}
+    if at:
+        out.update(_cause(*at))
+    return out
+
+
+def _cause(a: dict, b: dict) -> dict:
+    """Which side bent the curve between points ``a`` and ``b``. The speed-up grew by
+    (unfused growth) / (fused growth), short of the k-ratio by the fused kernel's growth and by the
+    unfused passes' shortfall from growing k-fold; on a log scale the two add up, so each side's
+    share of the bend is its log over their sum. 'fused' or 'unfused' where one side made at least
+    ``MAIN`` of it, else 'both'."""
+    fg, ug = b["fused_seconds"] / a["fused_seconds"], b["unfused_seconds"] / a["unfused_seconds"]
+    fused_log, unfused_log = math.log(fg), math.log(b["k"] / a["k"]) - math.log(ug)
+    share = fused_log / (fused_log + unfused_log)   # the sum is > 0: the curve bent here
+    cause = "fused" if share >= MAIN else "unfused" if share <= 1 - MAIN else "both"
+    return {"fused_growth": fg, "unfused_growth": ug, "fused_share": share, "cause": cause}
 
 
 def _bend_sentence(c: dict, name: str, subject_cap: str = "The") -> tuple:
@@ -70,29 +88,15 @@ def _bend_sentence(c: dict, name: str, subject_cap: str = "The") -> tuple:
     a, z = b["between"]
     text = f"{subject_cap} `{name}` curve bends between k = {w.integer(a)} and {w.integer(z)}, "
     pa, pb = next(p for p in c["points"] if p["k"] == a), next(p for p in c["points"] if p["k"] == z)
-    busy = pb["fused_flops"] / c["roof"].peak_flops if c["roof"] else None
-    idle = (f" At k = {w.integer(z)}, though, the fused kernel ran at only {w.percent(busy)} of the roof's peak "
-            "FLOP/s, far from compute-bound: on this run its time went to something the model leaves out (threads "
-            "waiting for one another, other programs sharing the cores), so the bend says little about the "
-            "roofline here.") if busy is not None and busy < BUSY else ""
     if o == "before":
-        text += f"before {line}."
-        if b["fused_growth"] and b["fused_growth"] > FLOOR and not idle:
-            text += (f" Its fused time grew {w.times(b['fused_growth'])} over that step, and at k = {w.integer(z)} "
-                     f"it ran at {w.percent(busy)} of the roof's peak FLOP/s: the fused kernel became compute-bound "
-                     "sooner than the model says. The model's peak counts a fused multiply-add as two FLOPs; a chain of "
-                     f"{_ops(c['op'])} issues one FLOP per instruction, so its own compute roof is at most half the "
-                     "peak and its crossover at most half as far out. The model is only as good as its peak, and "
-                     "the peak has to match the arithmetic being done.")
-        elif b["fused_growth"] and b["fused_growth"] > FLOOR:
-            text += f" Its fused time grew {w.times(b['fused_growth'])} over that step." + idle
-        else:
-            text += (" Its fused time barely grew over that step, so the fused kernel is not what bent it: "
-                     "the unfused passes took less than k times one pass (on a shared machine, or with arrays "
-                     "that partly fit in a cache, the passes get cheaper than the bytes model says).")
+        text += f"before {line}." + _steps(b, a, z) + ("" if b["cause"] == "unfused" else _why_fused_grew(c, pb))
     elif o == "at":
-        text += f"around {line}, where the model puts it" + (
-            "." + idle if idle else ": past it the fused kernel is compute-bound.")
+        trend, pair = rate_trend(c, pb)
+        if trend == "compute":
+            text += (f"around {line}, where the model puts it: past it the fused kernel is compute-bound, its FLOP "
+                     f"rate levelled off at about {w.percent(_rate(pb) / c['roof'].peak_flops)} of the roof's peak.")
+        else:
+            text += f"around {line}, where the model puts it." + _why_fused_grew(c, pb)
     else:
         text += f"only after {line}: past the model's crossover the fused kernel's time still did not grow with k."
         if c["roof"] and pa["fused_flops"] > ABOVE_ROOF * c["roof"].peak_flops:
@@ -103,6 +107,43 @@ def _bend_sentence(c: dict, name: str, subject_cap: str = "The") -> tuple:
                      "roof's peak FLOP/s, below the compute roof, so its time was still spent on the bytes, "
                      "which it moved more slowly than the roof's bandwidth.")
     return text, b
+
+
+def _steps(b: dict, a: int, z: int) -> str:
+    """How each side moved over the step where the curve bent, and which one bent it."""
+    fg, ug, r = b["fused_growth"], b["unfused_growth"], z / a
+    passes = f"the unfused passes took {w.times(ug)} as long for {w.times(r)} as many"
+    fused = (f"the fused time barely grew ({w.times(fg)})" if fg < BARELY else f"the fused time grew {w.times(fg)}")
+    if b["cause"] == "unfused":
+        return (f" Over that step {fused}, while {passes}: the bend is mostly the unfused side, whose passes took "
+                "less than k times one pass (on a shared machine, or with arrays that partly fit in a cache, the "
+                "passes get cheaper than the bytes model says).")
+    if b["cause"] == "fused":
+        return f" Over that step {fused}, while {passes}: the fused kernel's growth is most of the bend."
+    return (f" Over that step {fused}, and {passes}: both sides bent it, each about as much as the other.")
+
+
+def _why_fused_grew(c: dict, p: dict) -> str:
+    """Why the fused kernel's time grew by point ``p``, from its FLOP rate over the whole sweep
+    (:func:`~.fusion_speedups.rate_trend`): its arithmetic (the rate levelled off), neither roof
+    (the rate fell), both (still rising) or something else (far below the peak)."""
+    trend, pair = rate_trend(c, p)
+    k = w.integer(p["k"])
+    if trend == "compute":
+        held = (f", and held near that rate up to k = {w.integer(c['points'][-1]['k'])}"
+                if c["points"][-1]["k"] > p["k"] else "")
+        return (f" At k = {k} it ran at {w.percent(_rate(p) / c['roof'].peak_flops)} of the roof's peak "
+                f"FLOP/s{held}: the fused kernel became compute-bound sooner than the model says. The model's peak "
+                "counts a fused multiply-add as two FLOPs; a chain of "
+                f"{_ops(c['op'])} issues one FLOP per instruction, so its own compute roof is at most half the "
+                "peak and its crossover at most half as far out. The model is only as good as its peak, and "
+                "the peak has to match the arithmetic being done.")
+    if trend == "idle":
+        return (f" At k = {k}, though, the fused kernel ran at only "
+                f"{w.percent(_rate(p) / c['roof'].peak_flops)} of the roof's peak FLOP/s, far from compute-bound: on "
+                "this run its time went to something the model leaves out (threads waiting for one another, other "
+                "programs sharing the cores), so the bend says little about the roofline here.")
+    return trend_words(c, trend, pair, p)
 
 
 def fusers(kernels, compiled, kernels_reference=(), compiled_reference=()) -> Prose:

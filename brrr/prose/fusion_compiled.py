@@ -41,7 +41,6 @@ def generated(info: dict, k: int = 4, op: str = "mul") -> Prose:
 def epilogue(epi, references=()) -> Prose:
     """What ``torch.compile`` launched for ``relu(x @ w + b)``, how much faster it ran than eager
     mode against the roofline's bound, and the reference GPUs."""
-    from ..experiments.fusion import epilogue_traffic
     meta = epi.meta or {}
     times = {r["variant"]: r for r in epi.records}
     eager, comp = times.get("eager"), times.get("torch.compile")
@@ -98,22 +97,10 @@ def epilogue(epi, references=()) -> Prose:
             text += " Its output differed from eager mode's beyond float32 rounding, which is a bug to report."
     if roof and shape:
         m, n, k = (int(v) for v in shape)
-        eager_cost = epilogue_traffic(m, n, k, False, dtype)
-        pe = float(roof.time(eager_cost[1], eager_cost[0]))
-        pf = float(roof.time(*epilogue_traffic(m, n, k, True, dtype)[::-1]))
-        predicted = pe / pf
-        facts["predicted_speedup"] = predicted
-        shape_words = f"{w.integer(m)} × {w.integer(k)} times {w.integer(k)} × {w.integer(n)}"
-        if roof.regime(eager_cost[1], eager_cost[0]) == "memory-bound":
-            text += (f" The roofline bars say what fusing can save if every kernel ran at the roof: for this shape "
-                     f"({shape_words}) the three eager kernels are memory-bound, the short "
-                     "inner dimension makes the matmul's own traffic small, and the epilogue's extra passes over the "
-                     f"output are most of the bytes, so a fully fused layer would be {w.number(predicted)} times as "
-                     "fast.")
-        else:
-            text += (f" The roofline bars say what fusing can save if every kernel ran at the roof: for this shape "
-                     f"({shape_words}) the matmul's arithmetic outweighs the epilogue's "
-                     f"traffic even unfused, so a fully fused layer would be only {w.number(predicted)} times as fast.")
+        bounds, pe, pf, predicted = _bounds(roof, m, n, k, dtype)
+        facts.update(predicted_speedup=predicted, eager_bound=pe, fused_bound=pf,
+                     regimes={name: regime for name, _, _, regime in bounds[:3]})
+        text += " " + _roof_words(bounds, roof, m, n, k, facts)
         eff_e = pe / eager["seconds"]
         facts["eager_efficiency"] = eff_e
         if comp is not None:
@@ -145,6 +132,58 @@ def epilogue(epi, references=()) -> Prose:
                      f"roof's speed): its inputs and part of its {w.size(m * n * 4)} output were served from the "
                      f"cache, or the {_roof_kind(epi)} roof understates this device.")
     return with_references(Prose(text, facts), references, "this layer", _reference_epilogue)
+
+
+def _bounds(roof, m, n, k, dtype):
+    """Each kernel of the layer with its roofline bound: ``[(name, intensity, seconds, regime)]``
+    for eager mode's three kernels, then the fully fused one; eager mode's bound (their sum), the
+    fused one's, and the speed-up the roofline allows."""
+    from ..experiments.fusion import epilogue_kernels
+    bounds = [(name, f / b, float(roof.time(f, b)), roof.regime(f, b))
+              for fused in (False, True) for name, b, f in epilogue_kernels(m, n, k, fused, dtype)]
+    pe, pf = sum(t for _, _, t, _ in bounds[:3]), bounds[3][2]
+    return bounds, pe, pf, pe / pf
+
+
+def _kernel_words(group) -> str:
+    """'the matmul (7.97 FLOP/byte) is compute-bound, at least 2.8 ms'; kernels of the same intensity
+    and regime as one clause ('the bias add and the ReLU (0.125 FLOP/byte each) are ..., at least
+    3.8 ms each', or '3.8 ms and 3.9 ms' where their bounds differ)."""
+    names = w.listing(f"the {name}" for name, _, _, _ in group)
+    _, ai, _, regime = group[0]
+    bounds = [w.seconds(t) for _, _, t, _ in group]
+    at_least = bounds[0] + (" each" if len(group) > 1 else "") if len(set(bounds)) == 1 else w.listing(bounds)
+    return (f"{names} ({w.number(ai)} FLOP/byte{' each' if len(group) > 1 else ''}) "
+            f"{'are' if len(group) > 1 else 'is'} {regime}, at least {at_least}")
+
+
+def _roof_words(bounds, roof, m, n, k, facts) -> str:
+    """What the roofline bars say: each eager kernel's regime and bound, their sum, and what a
+    fully fused kernel would save."""
+    eager, (_, ai_f, pf, regime_f) = bounds[:3], bounds[3]
+    pe = sum(t for _, _, t, _ in eager)
+    shape_words = f"{w.integer(m)} × {w.integer(k)} times {w.integer(k)} × {w.integer(n)}"
+    matmul, passes = eager[0], eager[1:]
+    alike = len({(w.number(ai), regime) for _, ai, _, regime in passes}) == 1
+    clauses = [_kernel_words([matmul])] + ([_kernel_words(passes)] if alike else [_kernel_words([p]) for p in passes])
+    text = ("The roofline bars say what fusing can save if every kernel ran at the roof. Eager mode runs three "
+            "kernels one after another, so its bound is the sum of their own bounds. For this shape "
+            f"({shape_words}), against this roof's ridge of {w.number(roof.ridge)} FLOP/byte, "
+            + "; ".join(clauses) + f". In all, at least {w.seconds(pe)}.")
+    share = sum(t for _, _, t, _ in passes) / pe
+    facts["passes_share"] = share
+    fused = f"one fused kernel ({w.number(ai_f)} FLOP/byte) would be {regime_f}, at least {w.seconds(pf)}"
+    if share > 0.5:
+        text += (f" The two passes over the output are {w.percent(share)} of that bound, and fused into the matmul "
+                 f"their traffic disappears: {fused}, so a fully fused layer would be "
+                 f"{w.number(facts['predicted_speedup'])} times as fast.")
+        facts["roof_outcome"] = "passes dominate"
+    else:
+        text += (f" The matmul is {w.percent(1 - share)} of that bound, so removing the passes saves little: "
+                 f"{fused}, and a fully fused layer would be only {w.number(facts['predicted_speedup'])} times "
+                 "as fast.")
+        facts["roof_outcome"] = "matmul dominates"
+    return text
 
 
 def _reference_epilogue(run):

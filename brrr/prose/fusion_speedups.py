@@ -4,10 +4,11 @@ length the chapter quotes and at the longest chain, and which side of the compar
 from __future__ import annotations
 
 import math
+import re
 
 from . import Prose, paragraphs, with_references
 from . import words as w
-from .fusion_model import BUSY, _faster_than_roof, _ops, _relation, _roof_of
+from .fusion_model import BUSY, CLOSE, _faster_than_roof, _ops, _relation, _roof_of
 from .words import ABOVE_ROOF
 
 FOCUS_K = 16        # the chain length the chapter quotes
@@ -49,6 +50,70 @@ def focus(points: list, k: int = FOCUS_K):
     return min(points, key=lambda p: (abs(math.log(p["k"] / k)), -p["k"]))
 
 
+def _rate(p: dict) -> float:
+    return p["fused_flops"]
+
+
+def compute_from(c: dict):
+    """The shortest chain from which the measurements say the fused kernel's time is set by its
+    arithmetic: from there to the longest chain its FLOP rate stays at ``BUSY`` of the roof's peak or
+    more and within ``CLOSE`` of the best rate of the sweep (it levelled off, as a compute-bound
+    kernel's rate does). None where the rate never levels off that high (or there is no roof)."""
+    roof, pts = c["roof"], c["points"]
+    if not roof or not pts:
+        return None
+    floor = max(BUSY * roof.peak_flops, (1 - CLOSE) * max(_rate(p) for p in pts))
+    start = None
+    for p in reversed(pts):
+        if _rate(p) < floor:
+            break
+        start = p["k"]
+    return start
+
+
+def rate_trend(c: dict, p: dict) -> tuple:
+    """Whether the fused kernel at point ``p`` was held back by its arithmetic, judged on the whole
+    curve (:func:`compute_from`): ``('compute', ())``; ``('idle', ())`` below ``BUSY`` of the peak;
+    ``('fell', (top, low))`` where the rate peaked and then fell off the plateau, which a kernel held
+    back by its arithmetic does not do; ``('rising', (p, top))`` where it was still rising past ``p``;
+    ``(None, ())`` without a roof."""
+    roof, pts = c["roof"], c["points"]
+    if not roof or not pts:
+        return None, ()
+    start = compute_from(c)
+    if start is not None and p["k"] >= start:
+        return "compute", ()
+    if _rate(p) < BUSY * roof.peak_flops:
+        return "idle", ()
+    floor = max(BUSY * roof.peak_flops, (1 - CLOSE) * max(_rate(q) for q in pts))
+    top = max(pts, key=_rate)
+    after = [q for q in pts if q["k"] > top["k"]]
+    if after and _rate(min(after, key=_rate)) < floor:
+        return "fell", (top, min(after, key=_rate))
+    return "rising", (p, top)
+
+
+def trend_words(c: dict, trend: str, pair: tuple, p: dict, rate_said: bool = False) -> str:
+    """The sentences for a 'fell' or 'rising' :func:`rate_trend` at point ``p`` ('' for the others);
+    ``rate_said``: the text before them already gave the rate at ``p``."""
+    peak = c["roof"].peak_flops if c["roof"] else None
+    if trend not in ("fell", "rising"):
+        return ""
+    lead = " Its FLOP rate" if rate_said else (f" At k = {w.integer(p['k'])} the fused kernel ran at "
+                                               f"{w.percent(_rate(p) / peak)} of the roof's peak FLOP/s, and its rate")
+    if trend == "fell":
+        top, low = pair
+        fall = (f"by k = {w.integer(low['k'])} it had fallen to {w.percent(_rate(low) / peak)}" if top is p else
+                f"it fell from {w.percent(_rate(top) / peak)} at k = {w.integer(top['k'])} to "
+                f"{w.percent(_rate(low) / peak)} at k = {w.integer(low['k'])}")
+        return (f"{lead} did not level off: {fall}, where a kernel held back by its arithmetic keeps its rate. "
+                "Neither roof explains that: the time went to something the model leaves out.")
+    top = pair[1]
+    return (f"{lead} was still rising (to {w.percent(_rate(top) / peak)} at k = {w.integer(top['k'])}): it sat "
+            "between the two limits, where its arithmetic and its traffic both take time and do not fully "
+            "overlap, which the roofline's max of the two leaves out.")
+
+
 def _why(p: dict, c: dict, run) -> str:
     """Why a measured speed-up sits where it does against the prediction: which side moved."""
     rel = _relation(p["speedup"], p["predicted"])
@@ -65,12 +130,17 @@ def _why(p: dict, c: dict, run) -> str:
     if rel == "short of":
         text = (f" The fused kernel fell further below its roofline time than the unfused chain did: it reached "
                 f"{w.percent(ef)} of its roofline speed, the unfused passes {w.percent(eu)}.")
-        if roof and p["fused_flops"] >= BUSY * roof.peak_flops:
+        trend, pair = rate_trend(c, p)
+        if trend == "compute":
             text += (f" Its arithmetic is no longer free: it ran at {w.percent(p['fused_flops'] / roof.peak_flops)} "
                      "of the roof's peak FLOP/s, and that peak counts a fused multiply-add as two FLOPs, where a "
                      f"{_ops(c['op'], 1)} is one per instruction, so this chain can reach about half of it at most.")
         elif eu > ABOVE_ROOF:
             text += (" The unfused passes ran faster than the roof: " + _faster_than_roof(run, c))
+        elif trend in ("fell", "rising"):
+            text += (f" It ran at {w.percent(p['fused_flops'] / roof.peak_flops)} of the roof's peak FLOP/s and moved "
+                     f"its bytes at {w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth."
+                     + trend_words(c, trend, pair, p, rate_said=True))
         elif roof:
             text += (f" It ran at {w.percent(p['fused_flops'] / roof.peak_flops)} of the roof's peak FLOP/s and moved "
                      f"its bytes at {w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth, far "
@@ -102,6 +172,15 @@ def _speedup_sentence(c: dict, run, subject: str) -> tuple:
     return text, facts
 
 
+def _plain(reason: str, subject: str) -> str:
+    """A skip note's reason for the page: without the exception's class name ('RuntimeError: ') and
+    with a leading ``subject`` said as 'it' ('cupy.fuse needs a GPU' -> 'it needs a GPU')."""
+    reason = re.sub(r"^[A-Za-z_][\w.]*(Error|Exception): ", "", reason.strip())
+    if reason.lower().startswith(subject.lower() + " "):
+        reason = "it " + reason[len(subject) + 1:]
+    return reason
+
+
 def _skipped(result, fuser: str) -> str:
     notes = (getattr(result, "meta", {}) or {}).get("notes", [])
     return next((n.split(": ", 1)[1] for n in notes if n.startswith(f"{fuser} skipped")), "")
@@ -124,10 +203,11 @@ def kernel_speedups(kernels, references=()) -> Prose:
         text, facts = _speedup_sentence(c, kernels, f"the `{name}` kernels")
         parts.append(Prose(text, {**facts, "fuser": b, "outcome": facts.get("relation")}))
     if "cupy_fuse" not in fusers:
-        why = _skipped(kernels, "cupy_fuse")
+        why = _plain(_skipped(kernels, "cupy_fuse"), "cupy.fuse")
         if why:
             parts.append(Prose(f"`cupy.fuse` was skipped: {why}.", {"cupy_fuse": "skipped"}))
-    return with_references(paragraphs(*parts), references, "this sweep", _reference_speedups)
+    # the section shows this sweep as a table; the speed-up figure comes with the next section's text
+    return with_references(paragraphs(*parts), references, "this sweep", _reference_speedups, shown="table")
 
 
 def _reference_speedups(run) -> Prose:
