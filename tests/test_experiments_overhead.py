@@ -223,6 +223,11 @@ def test_fit_overheads_and_table():
     table = ov.fit_table(fits)
     assert list(table["library"]) == ["numpy", "torch"]
     assert table["fixed cost per call"].tolist() == pytest.approx([2e-6, 4e-6], rel=1e-3)
+    # The crossover is a fitted size: three significant digits, as the chapter's text gives it.
+    crossovers = table["work = fixed cost at (elements)"].tolist()
+    assert crossovers == [float(f"{f['crossover']:.3g}") for f in fits.values()]
+    from brrr.prose.overhead_sizes import _n
+    assert [f"{round(c):,}" for c in crossovers] == [_n(f["crossover"]) for f in fits.values()]
 
 
 def test_time_vs_size_meta_defines_the_fixed_cost():

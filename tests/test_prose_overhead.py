@@ -64,6 +64,8 @@ def test_python_ops_on_a_gpu_and_with_a_reference():
     text = str(prose.python_ops(slow, [gpu]))
     assert "31% of the roughly 32 million" in text
     assert "On the reference NVIDIA H100 80GB HBM3" in text and "host CPU" in text
+    # 20.94 ns at 100 GFLOP/s: 2,094 FLOPs, given to the three digits the rate and the time are printed with.
+    assert "could have done about 2,090 FLOPs" in str(prose.python_ops(cpu_python_ops(20.94e-9)))
 
 
 # --- time against size ---------------------------------------------------------------------
@@ -188,6 +190,9 @@ def test_call_overhead(runs):
             assert overlap(a, b) and "left the median at" in said
         else:
             assert ("within the spread between rounds" in said) == overlap(a, b)
+    alloc = new or ch7
+    cheaper = not overlap(ch3, alloc) and alloc["seconds"] < ch3["seconds"]
+    assert ("did not make PyTorch's call cheaper" in text) == cheaper
     second = str(p).split("\n\n")[1]
     torch_fixed = independent_curve(sizes, "torch")[0]
     assert words.seconds(torch_fixed) in second
@@ -204,6 +209,14 @@ def test_call_overhead_wordings():
     assert "default 2 threads instead of one moved the median" in text and "within the spread" in text
     assert "outside this timing's range" in text
     assert "On the reference NVIDIA H100 80GB HBM3" in text and "kernel launch" in text
+    assert "That allocation is the cost the size sweep's fixed cost leaves out" in text
+    assert "That allocation is the cost the size sweep's fixed cost leaves out" in str(prose.call_overhead(gpu))
+    # A new output cheaper than out=, clear of the spread: preallocating did not help, and the text says why.
+    cheaper = str(prose.call_overhead(cpu_calls(new=(1.9e-6, 1.85e-6, 1.92e-6), ch7=(3.0e-6, 2.85e-6, 3.05e-6))))
+    assert "made the call cost 100 ns less" in cheaper and "did not make PyTorch's call cheaper" in cheaper
+    assert "whether it must be resized" in cheaper and "leaves out" not in cheaper
+    noise = str(prose.call_overhead(cpu_calls(new=(2.0e-6, 1.9e-6, 2.1e-6), ch7=(3.0e-6, 2.85e-6, 3.05e-6))))
+    assert "did not make" not in noise and "leaves out" not in noise
 
 
 # --- asynchronous execution ------------------------------------------------------------------
@@ -248,8 +261,9 @@ def test_reduce_overhead(runs):
     text = str(p)
     if not run.records:
         assert text.startswith("This run had no CUDA GPU")
-        assert ("figure has nothing to draw" in text) == (not refs)
+        assert ("there is no figure either" in text) == (not refs)
         if not refs:
+            assert f"its own work on {run.meta['size']:,} elements" in text   # the experiment's size, not a guess
             torch = independent_curve(runs["time_vs_size"], "torch")[0]
             assert words.seconds(torch) in text and words.seconds(20 * torch) in text
     else:
@@ -268,6 +282,10 @@ def test_reduce_overhead_wordings():
     empty = Result("reduce_overhead_demo", [], {"device": CPU, "n_ops": 20, "size": 1024})
     text = str(prose.reduce_overhead(empty, [gpu]))
     assert "The figure shows the reference GPU's run instead" in text and "4 times less" in text
+    alone = str(prose.reduce_overhead(empty))   # no GPU, no reference: no figure, and the model's prediction
+    assert "there is no figure either" in alone and "its own work on 1,024 elements" in alone
+    unsized = str(prose.reduce_overhead(Result("reduce_overhead_demo", [], {"device": CPU, "n_ops": 20})))
+    assert "its own work on a handful of elements" in unsized
 
 
 # --- double the batch --------------------------------------------------------------------------

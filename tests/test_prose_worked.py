@@ -55,6 +55,8 @@ def test_matmul_ridge():
     p = worked.matmul_ridge(CPU)
     assert p.facts["n"] == 30 and p.facts["reference_n"] == round(6 * H100.fp32 / H100.bandwidth)
     assert "**n = 30**" in str(p) and f"n = {w.integer(round(6 * H100.tf32_tensor / H100.bandwidth))}" in str(p)
+    # The ridge comes from the unrounded peaks, so the printed division is approximate and says so.
+    assert "100 GFLOP/s / 20 GB/s ≈ 5 FLOP/byte (from the unrounded peaks)" in str(p)
 
 
 @pytest.mark.parametrize("dev, word", [(CPU, "smaller than here"), (FakeDevice(1e15, 1e9), "larger than here")])
@@ -96,7 +98,21 @@ def test_overhead_answers():
 def test_batch_to_amortise():
     p = worked.batch_to_amortise(72e-6, 128, 4, CPU)   # FLOPs: 72e-6 * 1e11 / 131072 = 54.9; bytes: 143
     assert p.facts["batch"] == 55 and p.facts["seconds"] == pytest.approx(144e-6) and "**55**" in str(p)
+    assert "At this device's peaks that work" in str(p) and "split evenly" not in str(p)
     assert worked.batch_to_amortise(1e-9, 128, 4, CPU).facts["batch"] == 2   # never below 2
+
+
+def test_batch_to_amortise_holds_the_peak_to_the_threads_the_sweep_used(monkeypatch):
+    monkeypatch.setattr(worked, "_cpu_threads", lambda: 2)
+    one = worked.batch_to_amortise(72e-6, 128, 4, CPU, threads=1)   # 50 GFLOP/s: 72e-6 * 5e10 / 131072 = 27.5
+    assert one.facts["batch"] == 27 and one.facts["threads"] == 1 and one.facts["peak_share"] == 0.5
+    text = str(one)
+    assert "held PyTorch to one of this CPU's 2 threads" in text and "one thread can do about 50 GFLOP/s" in text
+    assert "**27**" in text
+    every = worked.batch_to_amortise(72e-6, 128, 4, CPU, threads=2)   # all the threads: the peak as measured
+    assert every.facts["batch"] == 55 and every.facts["threads"] is None and "split evenly" not in str(every)
+    gpu = worked.batch_to_amortise(72e-6, 128, 4, FakeDevice(on_gpu=True), threads=1)   # a GPU's peak is its own
+    assert gpu.facts["peak_share"] == 1 and "split evenly" not in str(gpu)
 
 
 # --- the checks ----------------------------------------------------------------------------------
@@ -121,10 +137,51 @@ def test_check_says_whether_the_arrays_fit_in_the_caches():
     assert "write-allocate" in str(worked.check(1.0, worked.stream_time("triad", 1000, CPU)))
 
 
-def test_check_batch_reasons_depend_on_the_device():
-    cpu, gpu = (worked.batch_to_amortise(72e-6, 128, 4, d) for d in (CPU, FakeDevice(on_gpu=True)))
-    assert "one thread" in str(worked.check(1.0, cpu)) and "one thread" not in str(worked.check(1.0, gpu))
+def test_check_batch_reasons_depend_on_the_device(monkeypatch):
+    monkeypatch.setattr(worked, "_cpu_threads", lambda: 2)
+    cpu, gpu = (worked.batch_to_amortise(72e-6, 128, 4, d, threads=1) for d in (CPU, FakeDevice(on_gpu=True)))
+    # The prediction already held the peak to one thread: a slower run says that share is an estimate, no more.
+    assert "one thread's even share of a peak" in str(worked.check(1.0, cpu))
+    assert "the more so" not in str(worked.check(1.0, cpu)) and "thread" not in str(worked.check(1.0, gpu))
+    assert "thread" not in str(worked.check(1.0, worked.batch_to_amortise(72e-6, 128, 4, CPU)))
     assert "host issued" in str(worked.check(1e-6, gpu)) and "host issued" not in str(worked.check(1e-6, cpu))
+    # A batch's time is no roofline bound: a faster run is not above any roof.
+    fast = worked.check(1e-6, cpu)
+    assert fast.facts["outcome"] == "faster" and not fast.facts["above_roof"] and "roof" not in str(fast)
+
+
+def test_check_says_when_a_run_beat_the_roofline():
+    answer = worked.matmul_time(100, CPU)   # the roofline's least time
+    t = answer.facts["seconds"]
+    under = worked.check(0.93 * t, answer, "The matmul")
+    assert under.facts["outcome"] == "as predicted" and under.facts["above_roof"]
+    assert "within 7% of the predicted" in str(under)
+    assert "and below it, which the roofline does not allow" in str(under)
+    assert "a measured roof, not a hardware limit" in str(under)
+    over = worked.check(1.07 * t, answer)
+    assert not over.facts["above_roof"] and str(over).endswith(f"of the predicted {w.seconds(t)}.")
+    fast = worked.check(t / 2, answer)
+    assert fast.facts["above_roof"] and "the roofline's least time, so above the roof: on a CPU" in str(fast)
+    small = worked.stream_time("copy", 1024, CPU)   # 8 KiB: the caches, not a measured roof
+    cached = str(worked.check(0.9 * small.facts["seconds"], small))
+    assert "below it" in cached and "8 KiB fit, at least in part, in the caches" in cached
+    tiny = worked.tiny_add(16, 1e-6, CPU)   # a fixed cost, not a bound: 10% under it is just as predicted
+    assert str(worked.check(0.9e-6, tiny)).count("below it") == 0
+
+
+def test_why_above_and_beyond_roof():
+    assert "8 KiB fit, at least in part, in the 32 MiB of cache" in worked.why_above(8192, 32 * 2 ** 20, True)
+    assert "this CPU's own measurement" in worked.why_above(2 ** 30, 32 * 2 ** 20, True)
+    assert "spec sheet is a hardware limit" in worked.why_above(2 ** 30, 32 * 2 ** 20, False)
+    assert "on a CPU the roof is itself a measurement" in worked.why_above()
+    assert worked.beyond_roof({"the fused kernel": 0.52, "the unfused chain": 1.0}) == ""
+    one = worked.beyond_roof({"the fused kernel": 0.52, "the unfused chain": 1.02}, {"the unfused chain": 2 ** 30},
+                             32 * 2 ** 20, True)
+    assert one == (" the unfused chain (102%) ran above its roof, faster than the roofline allows: the roof is "
+                   "this CPU's own measurement (the best that brrr timed when it first met it), not a hardware "
+                   "limit, and a run can beat it.")
+    two = worked.beyond_roof({"a": 1.5, "b": 1.2}, {"a": 1024, "b": 2048}, 32 * 2 ** 20, False)
+    assert "a (150%) and b (120%) ran above their roof" in two and "their 2 KiB fit" in two
 
 
 def test_check_puts_the_roofline_beside_the_fixed_cost():
@@ -176,7 +233,11 @@ def test_two_ops_check_outcomes():
     assert "`B @ B` ran at 100% of its roof, the peak FLOP/s" in str(ok) and str(ok).endswith("as predicted.")
     above = worked.two_ops_check(matvec / 1.5, matmul, answer, CPU)
     assert above.facts["outcome"] == "near" and "150% of its roof" in str(above)
-    assert str(above).endswith("as predicted: on a CPU the peak is itself a measurement, which `A @ v` beat.")
+    assert "both near their roofs, as predicted. `A @ v` (150%) ran above its roof" in str(above)
+    assert "its 64 MiB fit, at least in part, in the 32 MiB of cache" in str(above)   # under 4 times the cache
+    assert above.facts["above_roof"] and not ok.facts["above_roof"]
+    measured = worked.two_ops_check(matvec / 1.5, matmul, answer, FakeDevice(l2=2 ** 20))   # 64 MiB, 1 MiB of cache
+    assert "`A @ v` (150%) ran above its roof" in str(measured) and "this CPU's own measurement" in str(measured)
     one = worked.two_ops_check(timing(3 * matvec, ["noisy: ..."]), matmul, answer, CPU)
     assert one.facts["outcome"] == "far" and one.facts["shares"]["A @ v"] == pytest.approx(1 / 3)
     assert "33% of its roof" in str(one) and "far below for `A @ v`," in str(one) and "timer found" in str(one)

@@ -144,11 +144,13 @@ def fit_overheads(result: Result) -> dict:
 
 def fit_table(fits: dict):
     """The fits of :func:`fit_overheads` as a table: library, where it ran, fixed cost
-    (seconds), cost per element (seconds) and the crossover (elements)."""
+    (seconds), cost per element (seconds) and the crossover (elements, to three significant
+    digits, as the chapter's text gives it: a fitted size, not a count)."""
     import pandas as pd
     return pd.DataFrame([{"library": f["library"], "runs on": "CPU" if f["backend"] == "cpu" else "GPU",
                           "fixed cost per call": f["overhead"], "cost per element": f["per_element"],
-                          "work = fixed cost at (elements)": f["crossover"] if math.isfinite(f["crossover"]) else None}
+                          "work = fixed cost at (elements)": (float(f"{f['crossover']:.3g}")
+                                                              if math.isfinite(f["crossover"]) else None)}
                          for f in fits.values()])
 
 

@@ -7,6 +7,7 @@ from . import Prose, with_references
 from . import words as w
 from .compute_matmul import HALF, PLATEAU, _above_roof_sentence, _dips, _kind_of_peak, _uneven, curve
 from .words import ABOVE_ROOF
+from .worked import fits_cache, why_above
 
 NEAR = 1.5          # a call within 1.5x its roofline minimum is "close to" it
 OVERHEAD = 3.0      # a call taking 3x its roofline minimum spends most of its time elsewhere
@@ -65,11 +66,18 @@ def mfu(result, references=()) -> Prose:
                      "traffic but the fixed cost of a call (Chapter 3)" + (
                          ", or time lost to other programs on a shared machine." if w.is_cpu(result) else "."))
             facts["small_batch"] = "overhead"
-        elif ratio < 1 / (1 + w.SAME):
-            text += (f" It took {w.seconds(first['seconds'])}, less than the {w.seconds(first['roofline_seconds'])} "
-                     f"the roofline allows for reading its {w.size(first['nbytes'])} from DRAM: the calls were "
-                     "timed back to back, so the weights stayed in the cache and did not come from DRAM.")
-            facts["small_batch"] = "cached"
+        elif ratio < 1:
+            llc = (result.meta.get("device") or {}).get("l2_bytes")
+            cached = fits_cache(first["nbytes"], llc)
+            most = w.percent(bw * first["intensity"] / peak) if memory else "100%"
+            text += (f" It took {w.seconds(first['seconds'])}, {w.percent(1 - ratio)} less than the roofline's least "
+                     f"time of {w.seconds(first['roofline_seconds'])}: faster than the roofline allows, a point above "
+                     f"the roof (an MFU of {w.percent(c['first'])}, where the {'memory' if memory else 'compute'} roof "
+                     f"allows at most {most}). " + (
+                         "The calls were timed back to back, so the weights stayed warm: " if cached else
+                         "This run beat the roof because ")
+                     + why_above(first["nbytes"], llc, w.is_cpu(result), "the layer's") + ".")
+            facts["small_batch"] = "above roofline"
         elif ratio <= NEAR:
             text += (f" It took {w.seconds(first['seconds'])}, {w.times(ratio)} the roofline's least time of "
                      f"{w.seconds(first['roofline_seconds'])}: close to what the "

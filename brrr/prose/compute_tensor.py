@@ -13,19 +13,64 @@ MATH = {"float32": "TF32", "float16": "FP16", "bfloat16": "BF16", "float64": "FP
 
 # --- the spec sheets --------------------------------------------------------------------------
 
+ARCHITECTURES = {7: "Volta", 8: "Ampere", 9: "Hopper", 10: "Blackwell", 12: "Blackwell"}   # by CUDA major version
+TRAINING_FP64 = 0.4    # a data-centre training part does FP64 at half the FP32 rate; other parts at 1/32 or less
+
+
+def _family(name: str) -> str:
+    """'Tesla V100 SXM2' -> 'V100', 'NVIDIA GH200 (96GB HBM3)' -> 'GH200' (the name itself where none is found)."""
+    import re
+    found = re.search(r"\b[A-Z]{1,2}\d{3}\b", name)
+    return found.group(0) if found else name
+
+
+def _range(values) -> str:
+    lo, hi = (w.number(f(values), 2) for f in (min, max))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def _training(ratios: dict) -> list:
+    """[(architecture, families, ratios)] of the data-centre training parts in ``ratios``: the GPUs of
+    :data:`brrr.specs.GPU_SPECS` with half-rate FP64, told apart by their spec sheets, not by their ratio."""
+    from ..specs import GPU_SPECS
+    groups = {}
+    for spec in GPU_SPECS.values():
+        if spec.name in ratios and spec.fp64 and spec.fp64 >= TRAINING_FP64 * spec.fp32:
+            arch = ARCHITECTURES.get(spec.compute_capability[0], f"compute capability {spec.compute_capability[0]}")
+            families, values = groups.setdefault(arch, ({}, []))
+            families.setdefault(_family(spec.name))
+            values.append(ratios[spec.name])
+    return [(arch, list(families), values) for arch, (families, values) in groups.items()]
+
+
+def _who(names: list) -> str:
+    """'the GeForce cards' when every one of ``names`` is a GeForce, 'the A100' when all are of one family,
+    else the names."""
+    families = list(dict.fromkeys(_family(g) for g in names))
+    if len(names) > 1 and all("GeForce" in g for g in names):
+        return "the GeForce cards"
+    return f"the {families[0]}" if len(families) == 1 and families[0] not in names else w.listing(names)
+
+
 def spec_ratios(frame) -> Prose:
     """What the spec-sheet table (from :func:`brrr.specs.tensor_vs_general`) says about the
-    ratio of tensor-core to general-math peaks, and where it is small."""
+    ratio of tensor-core to general-math peaks: its range, the data-centre training parts (chosen by
+    their half-rate FP64, not by their ratio) by architecture, and where the ratio is small."""
     ratios = dict(zip(frame["GPU"], frame["ratio"]))
     lo, hi = min(ratios, key=ratios.get), max(ratios, key=ratios.get)
-    big = [g for g, r in ratios.items() if r >= 10]
+    lows = [g for g, r in ratios.items() if w.number(r, 2) == w.number(ratios[lo], 2)]
+    highs = [g for g, r in ratios.items() if w.number(r, 2) == w.number(ratios[hi], 2)]
+    training = _training(ratios)
     small = [g for g, r in ratios.items() if r <= 2.5]
     text = (f"These are spec-sheet figures, not measurements. The ratio is not one number: it runs from "
-            f"{w.number(ratios[lo], 2)} ({lo}) to {w.number(ratios[hi], 2)} ({hi}).")
-    if big:
-        lo_big, hi_big = (w.number(f(ratios[g] for g in big), 2) for f in (min, max))
-        text += (f" The data-centre parts built for training, {w.listing(big)}, put {lo_big} to {hi_big} times "
-                 "more FP16 throughput into their tensor cores than into general math: He's sixteen-fold gap.")
+            f"{w.number(ratios[lo], 2)} ({_who(lows)}) to {w.number(ratios[hi], 2)} ({_who(highs)}).")
+    if training:
+        parts = [f"{_range(values)} on the {w.listing(families)} ({arch})" for arch, families, values in training]
+        parts[0] = parts[0].replace(" on ", " times more on ", 1)
+        text += (" The data-centre parts built for training, told apart by their spec sheets' FP64 at half the FP32 "
+                 f"rate, put more FP16 throughput into their tensor cores than into general math: {w.listing(parts)}."
+                 + (" He's sixteen-fold gap is the A100's." if any("A100" in f for _, fs, _ in training for f in fs)
+                    else ""))
     if small:
         geforce = all("GeForce" in g for g in small)
         text += (f" The small ratios belong to {w.listing(small)}"
@@ -33,7 +78,7 @@ def spec_ratios(frame) -> Prose:
                     "rate of FP16 accumulation." if geforce else ".")
                  + " Even there, a matmul can use the tensor cores and nothing else can.")
     return Prose(text, {"min_ratio": ratios[lo], "max_ratio": ratios[hi], "min_gpu": lo, "max_gpu": hi,
-                        "big": big, "small": small})
+                        "training": {arch: families for arch, families, _ in training}, "small": small})
 
 
 # --- the tensor-core sweep --------------------------------------------------------------------

@@ -145,14 +145,15 @@ def reduce_overhead(result, references=(), sizes=None) -> Prose:
         text = ("This run had no CUDA GPU, so there was nothing to capture: a CUDA graph records and replays "
                 "GPU kernel launches, and `mode=\"reduce-overhead\"` is built on it. ")
         text += ("The figure shows the reference GPU's run instead." if references else
-                 "No reference GPU run of this experiment ships with this edition of the book yet, so the figure "
-                 "has nothing to draw.")
+                 "No reference GPU run of this experiment ships with this edition of the book yet, so there is no "
+                 "figure either.")
         facts = {"outcome": "no GPU", "references": len(references)}
         if not references:
             n_ops = g["n_ops"] or 20
             text += (f" What a GPU would show, by the model: run eagerly, each of the {n_ops} operations pays "
-                     "Python, dispatch and a kernel launch, while its own work on a few thousand elements takes the "
-                     "GPU a microsecond or two; so the chain costs about "
+                     "Python, dispatch and a kernel launch, while its own work on "
+                     + (f"{w.integer(g['size'])} elements" if g["size"] else "a handful of elements")
+                     + " takes the GPU a microsecond or two; so the chain costs about "
                      f"{n_ops} times the fixed cost of one call")
             if fixed:
                 text += (f" (PyTorch's host-side cost per call on this machine's CPU was {w.seconds(fixed)}, so at "

@@ -79,6 +79,13 @@ def call_overhead(calls, sizes=None, references=()) -> Prose:
         facts["allocation"] = o1
         effects = [s1]
     text += " " + "; ".join(e[0].upper() + e[1:] if i == 0 else e for i, e in enumerate(effects)) + "."
+    if facts["allocation"] == "less":
+        text += (" Preallocating, then, did not make PyTorch's call cheaper: with `out=`, PyTorch first checks the "
+                 "tensor it is given (its shape, whether it must be resized, whether it overlaps the inputs), and "
+                 "for a one-element tensor those checks cost more than allocating a new one.")
+    elif facts["allocation"] == "more":
+        text += (" That allocation is the cost the size sweep's fixed cost leaves out, since its calls write into "
+                 "a preallocated `out`.")
     if len(effects) > 1:
         text += " " + s7[0].upper() + s7[1:] + "."
     parts = [Prose(text, facts)]

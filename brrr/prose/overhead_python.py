@@ -18,8 +18,10 @@ def _peak_words(run, whose: str = "its") -> str:
 
 
 def _flops(value: float) -> str:
-    """'3,530 FLOPs', '13.9 million FLOPs'."""
-    return f"{w.number(value / 1e6)} million FLOPs" if value >= 1e6 else f"{w.number(value)} FLOPs"
+    """'about 3,530 FLOPs', '13.9 million FLOPs': three significant digits, as the rate and the time it comes
+    from are printed, so that a reader who multiplies the two gets the same number."""
+    return (f"{w.number(value / 1e6)} million FLOPs" if value >= 1e6 else
+            f"about {float(f'{value:.3g}'):,.0f} FLOPs" if value >= 1000 else f"about {w.number(value)} FLOPs")
 
 
 def python_numbers(result) -> dict:

@@ -60,8 +60,8 @@ def matmul_ridge(dev) -> Prose:
     n, n_ref = max(1, round(6 * here.ridge)), max(1, round(6 * ref.ridge))
     tf32 = GPU_SPECS[REFERENCE].tf32_tensor / ref.peak_bandwidth
     text = (f"Compute-bound means n/6 ≥ ridge, so n ≥ 6 × ridge. Here the ridge is {w.rate(here.peak_flops)} / "
-            f"{w.rate(here.peak_bandwidth, 'B/s')} = {w.number(here.ridge)} FLOP/byte: from about "
-            f"**n = {w.integer(n)}** the roofline allows the full peak.\n\nOn the reference {ref.name} the FP32 "
+            f"{w.rate(here.peak_bandwidth, 'B/s')} ≈ {w.number(here.ridge)} FLOP/byte (from the unrounded peaks): "
+            f"from about **n = {w.integer(n)}** the roofline allows the full peak.\n\nOn the reference {ref.name} the FP32 "
             f"ridge is {w.number(ref.ridge)}, so n = {w.integer(n_ref)}; on its TF32 tensor cores it is "
             f"{w.number(tf32)}, so n = {w.integer(round(6 * tf32))}: the faster the arithmetic, the larger a matmul "
             "must be to keep it busy.")
@@ -118,7 +118,8 @@ def tiny_add(n: int, fixed_cost: float, dev, library: str = "numpy") -> Prose:
             f"{w.seconds(float(ref.time(n, 12 * n)))} on the reference {ref.name}: the wrong model for a call this "
             f"small. Predict the fixed cost of a call, which the sweep above measured for `{library}`: "
             f"**{w.seconds(fixed_cost)}**, {w.times(fixed_cost / roof)} the roofline's time (a GPU adds its launch).")
-    return Prose(text, {"problem": "tiny add", "seconds": fixed_cost, "roofline": roof, "n": n})
+    return Prose(text, {"problem": "tiny add", "seconds": fixed_cost, "roofline": roof, "n": n,
+                        "bound": False})
 
 
 def add_crossover(fixed_cost: float, dev) -> Prose:
@@ -131,24 +132,47 @@ def add_crossover(fixed_cost: float, dev) -> Prose:
             f"{ref.name}, with the same fixed cost, n = {w.integer(n_ref)}: a GPU's bandwidth is so high that its "
             "calls stay overhead-bound to far larger sizes.")
     return Prose(text, {"problem": "crossover", "seconds": 2 * fixed_cost, "n": n, "nbytes": 12 * n,
-                        "cache_bytes": dev.l2_bytes})
+                        "cache_bytes": dev.l2_bytes, "bound": False})
 
 
-def batch_to_amortise(t1: float, width: int, depth: int, dev) -> Prose:
-    """The batch at which an MLP's work, by the roofline, equals its batch-1 time ``t1``."""
+def _cpu_threads() -> int:
+    """The threads a CPU's peaks were measured on: all of them (the device's name says how many)."""
+    import os
+    return os.cpu_count() or 1
+
+
+def batch_to_amortise(t1: float, width: int, depth: int, dev, threads=None) -> Prose:
+    """The batch at which an MLP's work, by the roofline, equals its batch-1 time ``t1``. ``threads``: PyTorch's
+    CPU threads in the sweep that measured ``t1`` (None: all); on a CPU the peak FLOP/s, measured on all its
+    threads, is scaled to that share, so that the prediction holds PyTorch to the threads the check runs on."""
+    here, ref = roofs(dev)
     flops, weights, acts = 2 * depth * width ** 2, 4 * depth * (width * width + width), 16 * depth * width
-    b, b_ref = (max(2, round(min(t1 * r.peak_flops / flops, (t1 * r.peak_bandwidth - weights) / acts)))
-                for r in roofs(dev))   # where the roofline work, max(FLOPs / peak, bytes / bandwidth), reaches t1
+    share = min(1.0, threads / _cpu_threads()) if threads and not dev.on_gpu else 1.0
+    peak = share * here.peak_flops
+
+    def batch(peak_flops, bandwidth):   # where the roofline work, max(FLOPs / peak, bytes / bandwidth), reaches t1
+        return max(2, round(min(t1 * peak_flops / flops, (t1 * bandwidth - weights) / acts)))
+    b, b_ref = batch(peak, here.peak_bandwidth), batch(ref.peak_flops, ref.peak_bandwidth)
     text = (f"Per sample the {depth} layers do {depth} × 2 × {width}² = {w.integer(flops)} FLOPs and move "
             f"{w.size(acts)} of activations (each Linear and each ReLU reads and writes {width} floats), and each "
-            f"pass reads the weights once. At this device's peaks that work reaches the batch-1 time of "
-            f"{w.seconds(t1)} at a batch of about **{w.integer(b)}**, where a pass should take **{w.seconds(2 * t1)}**."
-            f"\n\nOn the reference {roofs(dev)[1].name}, were its fixed costs the same, that batch would be "
-            f"{w.integer(b_ref)}: the faster the device, the larger the batch it needs before the work sets the time.")
-    return Prose(text, {"problem": "batch", "seconds": 2 * t1, "batch": b, "on_gpu": dev.on_gpu})
+            "pass reads the weights once. ")
+    if share < 1:
+        text += (f"The sweep held PyTorch to {w.spelled(threads)} of this CPU's {_cpu_threads()} threads, while its "
+                 f"peak, {w.rate(here.peak_flops)}, was measured on all of them: split evenly, "
+                 f"{w.spelled(threads)} thread{'s' if threads > 1 else ''} can do about {w.rate(peak)}. At that "
+                 "rate and the peak bandwidth")
+    else:
+        text += "At this device's peaks"
+    text += (f" that work reaches the batch-1 time of {w.seconds(t1)} at a batch of about **{w.integer(b)}**, where "
+             f"a pass should take **{w.seconds(2 * t1)}**.\n\nOn the reference {ref.name}, were its fixed costs "
+             f"the same, that batch would be {w.integer(b_ref)}: the faster the device, the larger the batch it "
+             "needs before the work sets the time.")
+    return Prose(text, {"problem": "batch", "seconds": 2 * t1, "batch": b, "on_gpu": dev.on_gpu, "bound": False,
+                        "threads": threads if share < 1 else None, "peak_share": share})
 
 
-_BEAT = "on a CPU the peak is itself a measurement, which this run beat"
+_BEAT = ("on a CPU the peak is itself a measurement, which this run beat (a measured roof, not a hardware "
+         "limit)")
 _NOISE = "calls of microseconds are sensitive to what else the machine is doing, and the sweep ran at another moment"
 REASONS = {  # problem: (why slower, why faster; None: the arrays were in the caches, or the CPU's peak was beaten)
     "matmul": ("a real matmul reaches a share of the peak that grows with n (the next section measures how), and "
@@ -178,29 +202,70 @@ def _why(f: dict, slower: bool) -> str:
     problems bring theirs), else this module's :data:`REASONS` for its ``problem``."""
     text = (f.get("reasons") or REASONS[f["problem"]])[0 if slower else 1]
     if text is None:
-        cached = f["nbytes"] < 4 * f["cache_bytes"]
-        text = f"its {w.size(f['nbytes'])} fit, at least in part, in the caches, faster than DRAM" if cached else _BEAT
-    if f["problem"] == "batch" and f["on_gpu"] != slower:
-        text += (", the more so with PyTorch on one thread, as this sweep runs it" if slower else
-                 ", or the GPU's work ran while the host issued the next calls")
+        cached = fits_cache(f["nbytes"], f["cache_bytes"])
+        text = (f"its {w.size(f['nbytes'])} fit, at least in part, in the caches, faster than the DRAM the roof's "
+                "bandwidth assumes" if cached else _BEAT)
+    if f["problem"] == "batch" and slower and not f["on_gpu"] and f.get("threads"):
+        text += (f", and {w.spelled(f['threads'])} thread's even share of a peak measured on all of them is only "
+                 "an estimate" if f["threads"] == 1 else
+                 f", and {f['threads']} threads' even share of a peak measured on all of them is only an estimate")
+    elif f["problem"] == "batch" and not slower and f["on_gpu"]:
+        text += ", or the GPU's work ran while the host issued the next calls"
     return text
 
 
+def fits_cache(nbytes, cache_bytes) -> bool:
+    """Whether ``nbytes`` fit, at least in part, in ``cache_bytes`` of cache (under four times as many)."""
+    return bool(nbytes and cache_bytes) and nbytes < 4 * cache_bytes
+
+
+def why_above(nbytes=None, cache_bytes=None, on_cpu=None, whose: str = "its") -> str:
+    """Why a run beat the roofline's least time (a point above the roof): its ``nbytes`` fit in the
+    ``cache_bytes`` of cache, faster than the DRAM the roof assumes; or, on a CPU (``on_cpu``; None:
+    unknown), the roof is a measurement, not a hardware limit."""
+    if fits_cache(nbytes, cache_bytes):
+        return (f"{whose} {w.size(nbytes)} fit, at least in part, in the {w.size(cache_bytes)} of cache, faster "
+                "than the DRAM the roof's bandwidth assumes")
+    if on_cpu is None:
+        return "on a CPU the roof is itself a measurement (a measured roof, not a hardware limit), which a run can beat"
+    return ("the roof is this CPU's own measurement (the best that brrr timed when it first met it), not a hardware "
+            "limit, and a run can beat it" if on_cpu else
+            "a GPU's spec sheet is a hardware limit, so part of the bytes must have come from its caches")
+
+
+def beyond_roof(shares: dict, nbytes: dict = None, cache_bytes=None, on_cpu=None) -> str:
+    """A sentence for the runs in ``shares`` ({name: measured speed over the speed the roofline allows}) that
+    beat their roof, and why (:func:`why_above`, with ``nbytes`` {name: bytes}); '' when none did."""
+    above = {name: share for name, share in shares.items() if share > 1 + 1e-9}
+    if not above:
+        return ""
+    one, nbytes = len(above) == 1, nbytes or {}
+    most = max((nbytes.get(name) or 0) for name in above) or None
+    return (f" {w.listing(f'{name} ({w.percent(share)})' for name, share in above.items())} ran above "
+            f"{'its' if one else 'their'} roof, faster than the roofline allows: "
+            f"{why_above(most, cache_bytes, on_cpu, 'its' if one else 'their')}.")
+
+
 def check(measured, answer: Prose, what: str = "The measurement") -> Prose:
-    """A measured time (seconds, or a Timing) against the one the answer predicted, in words."""
+    """A measured time (seconds, or a Timing) against the one the answer predicted, in words. Where the prediction
+    is the roofline's least time (every answer's but those with ``bound: False``), a faster run is a point above
+    the roof, and the text says so and why."""
     f, seconds = answer.facts, _s(measured)
     ratio, text, predicted = seconds / f["seconds"], f"{what} took {w.seconds(seconds)}, ", w.seconds(f["seconds"])
+    above = ratio < 1 and f.get("bound", True)
     if abs(ratio - 1) <= WITHIN:
-        outcome, text = "as predicted", text + f"within {w.percent(abs(ratio - 1))} of the predicted {predicted}."
+        outcome = "as predicted"
+        text += f"within {w.percent(abs(ratio - 1))} of the predicted {predicted}" + (
+            f", and below it, which the roofline does not allow: {_why(f, False)}." if above else ".")
     elif ratio > 1:
         outcome, text = "slower", text + f"{w.times(ratio)} the predicted {predicted}: {_why(f, True)}."
     else:
-        outcome, text = "faster", text + (f"{w.times(1 / ratio)} faster than the predicted {predicted}: "
-                                          f"{_why(f, False)}.")
+        outcome, text = "faster", text + f"{w.times(1 / ratio)} faster than the predicted {predicted}" + (
+            ", the roofline's least time, so above the roof" if above else "") + f": {_why(f, False)}."
     text += "" if outcome == "as predicted" else _shaky(measured)
     if "roofline" in f:
         text += f" That is {w.times(seconds / f['roofline'])} the roofline's {w.seconds(f['roofline'])}."
-    return Prose(text, {"outcome": outcome, "ratio": ratio})
+    return Prose(text, {"outcome": outcome, "ratio": ratio, "above_roof": above})
 
 
 def ridge_check(timings, sizes, dev) -> Prose:
@@ -242,11 +307,13 @@ def two_ops_check(matvec, matmul, answer: Prose, dev) -> Prose:
         shares[name] = (nbytes / dev.peak_bandwidth if roof == "bandwidth" else flops / dev.peak_flops()) / _s(t)
         parts.append(f"`{name}` ran at {w.percent(shares[name])} of its roof, the peak {roof}")
     far = [f"`{name}`" for name, share in shares.items() if share < NEAR_ROOF]
-    above = [f"`{name}`" for name, share in shares.items() if share > w.ABOVE_ROOF]
+    beyond = beyond_roof({f"`{name}`": share for name, share in shares.items()},
+                         {f"`{name}`": nbytes for name, (_, nbytes) in f["ops"].items()}, dev.l2_bytes,
+                         not dev.on_gpu)
     if far:
         outcome, end = "far", (f"far below for {w.listing(far)}, held back by what the roofline leaves out: the fixed "
                                f"cost of a call, the caches, idle units or other programs.{_shaky(matvec, matmul)}")
     else:
-        outcome, end = "near", "both near their roofs, as predicted" + (
-            f": {_BEAT.replace('this run', w.listing(above))}." if above else ".")
-    return Prose(", and ".join(parts) + ": " + end, {"outcome": outcome, "shares": shares})
+        outcome, end = "near", "both near their roofs, as predicted."
+    return Prose(", and ".join(parts) + ": " + end + beyond, {"outcome": outcome, "shares": shares,
+                                                             "above_roof": bool(beyond)})
