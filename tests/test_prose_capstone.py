@@ -80,7 +80,8 @@ def test_first_step_overhead_bound_points_to_the_batch():
 def test_first_step_not_overhead_bound():
     run = cpu_run()
     run.records[0]["regime"], run.records[0]["regime_shares"] = "compute-bound", {"compute-bound": 0.9}
-    assert "not mostly fixed cost here" in str(prose.step(run, "eager"))
+    text = str(prose.step(run, "eager"))
+    assert "not mostly the cost of issuing calls here" in text and "share each weight read" in text
 
 
 # --- the batch --------------------------------------------------------------------------------
@@ -104,7 +105,8 @@ def test_batch_not_faster_and_the_gpu_hint():
     p = prose.step(decide_again(run), "batch")
     assert p.facts["outcome"] == "slower" and not p.facts["kept"]
     assert "the next step builds on eager FP32 again" in str(p)
-    assert "The next step builds on eager FP32, whose profile" in str(p)   # the hint is about what stays
+    assert "The profile of eager FP32 (`brrr.profile`) puts" in str(p)   # the hint is about what stays
+    assert str(p).count("builds on eager FP32") == 1                      # said once (review C2)
 
 
 # --- autocast ---------------------------------------------------------------------------------
@@ -162,7 +164,7 @@ def test_compile(per_token, outcome, words_):
 
 def test_compile_faster_than_fusion_alone_allows():
     text = str(prose.step(cpu_run(compile_=0.3e-3), "compile"))   # 3.3x, with 70% of the time compute-bound
-    assert "more than fusion alone can give" in text and "at most 1.4 times as fast" in text
+    assert "more than fusion alone can give" in text and "at most 1.43 times as fast" in text
     assert "emulated low-precision matmuls" in text
     run = cpu_run(compile_=0.3e-3)
     run.records[3]["dtype"] = "float32"                              # autocast undone: nothing emulated
@@ -272,7 +274,10 @@ def test_summary_faster_with_changes_undone_and_skips():
     assert "Undone, because they made the model slower on this machine: low-precision autocast, " \
            "torch.compile and SDPA attention." in str(p)
     assert "Skipped here: CUDA graphs." in str(p)
-    assert "No reference GPU run of these steps ships" in str(p)
+    assert "No reference" not in str(p)          # said under the steps' table and figure instead
+    missing = str(prose.reference_runs())
+    assert missing == ("No reference GPU run of these steps ships with this edition of the book yet, so the table "
+                       "and the figure show this run alone.")
 
 
 def test_summary_when_no_change_was_kept():
@@ -284,10 +289,12 @@ def test_summary_when_no_change_was_kept():
 
 
 def test_summary_all_kept_and_with_a_reference():
-    p = prose.summary(gpu_run(graphs=0.6e-6), [gpu_run(reference=True, graphs=0.6e-6)])
+    p = prose.summary(gpu_run(graphs=0.6e-6))
     assert p.facts["undone"] == 0 and "No change had to be undone." in str(p)
     assert "200 times faster" in str(p) and "No reference" not in str(p)
-    assert "the changes kept took the model from 0.1% to 40% MFU, 200 times faster per token" in str(p)
+    refs = str(prose.reference_runs([gpu_run(reference=True, graphs=0.6e-6)]))
+    assert refs.startswith("On the reference NVIDIA H100 80GB HBM3") and "No reference" not in refs
+    assert "the changes kept took the model from 0.1% to 40% MFU, 200 times faster per token" in refs
 
 
 def test_summary_about_the_same():
@@ -295,6 +302,52 @@ def test_summary_about_the_same():
     run.records[1]["seconds_per_token"] = 4.8e-3
     p = prose.summary(decide_again(run))
     assert p.facts["outcome"] == "same" and "about the same" in str(p)
+
+
+# --- which steps moved the dominant regime (review B:S3) ------------------------------------
+
+def test_regime_path_some_steps_moved():
+    run = cpu_run(autocast=0.5e-3, compile_=0.4e-3, sdpa=0.3e-3)   # every change kept
+    p = prose.regime_path(run)            # overhead -> memory -> compute, then compute-bound throughout
+    assert p.facts["regime_outcome"] == "some moved" and p.facts["regime_moves"] == 2
+    text = str(p)
+    assert text.startswith("Of the steps that ran, only large batch (from overhead-bound to memory-bound) and "
+                           "low-precision autocast (from memory-bound to compute-bound) moved the dominant regime")
+    assert "torch.compile and SDPA attention left it where the configuration before each had it" in text
+    assert "The profile of torch.compile is that of the eager operators" in text
+    assert "Every step" not in text
+
+
+def test_regime_path_all_moved_and_none_moved():
+    # autocast, compile and sdpa undone: each is compared with the batch step, memory-bound, so each moved
+    p = prose.regime_path(cpu_run())
+    assert p.facts["regime_outcome"] == "all moved" and p.facts["regime_moves"] == 4
+    assert str(p) == ("Every step that ran moved the dominant regime of the operators' time: large batch (from "
+                      "overhead-bound to memory-bound), low-precision autocast (from memory-bound to compute-bound), "
+                      "torch.compile (from memory-bound to compute-bound) and SDPA attention (from memory-bound to "
+                      "compute-bound).")
+    run = gpu_run()
+    for r in run.records:
+        r["regime"] = "compute-bound"
+    p = prose.regime_path(run)
+    assert p.facts["regime_outcome"] == "none moved" and p.facts["regime_moves"] == 0
+    assert "No step moved the dominant regime of the operators' time: every profile put most of it in " \
+           "compute-bound operators." in str(p)
+    assert "The profiles of torch.compile and CUDA graphs are those of the eager operators" in str(p)
+
+
+def test_regime_path_without_profiles_says_nothing():
+    run = cpu_run()
+    for r in run.records:
+        r["regime"] = None
+    p = prose.regime_path(run)
+    assert str(p) == "" and p.facts["regime_outcome"] == "no profiles"
+    assert str(prose.summary(run)).endswith("Skipped here: CUDA graphs.")
+
+
+def test_the_summary_says_which_steps_moved_the_regime():
+    text = str(prose.summary(cpu_run(autocast=0.5e-3, compile_=0.4e-3, sdpa=0.3e-3)))
+    assert "moved the dominant regime" in text and "Every step" not in text
 
 
 # --- the live run ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from brrr import reference
-from brrr.prose import diagnosis as prose, words
+from brrr.prose import diagnosis as prose, diagnosis_models, diagnosis_regimes, words
 from brrr.reference import as_frame
 from brrr.results import Result
 from record_sets import close_to, record_sets, sets_with
@@ -76,6 +76,15 @@ def check_regimes(t, text):
     over = (t.regime == "overhead-bound").sum()
     assert ("No row was overhead-bound" in text) == (over == 0)
     assert ("Every row was overhead-bound" in text) == (over == len(t))
+    # operators far below their roofs that hold much of the time get a sentence each (review B:S5)
+    by_op = timed.groupby("op")[["seconds", "roofline_seconds"]].sum()
+    share, eff = by_op.seconds / total, by_op.roofline_seconds / by_op.seconds
+    slow = set(by_op.index[(eff < prose.SLOW_EFFICIENCY) & (share > prose.SLOW_SHARE)])
+    assert ("ran far below" in text) == bool(slow)
+    for op in slow:
+        assert f"`{op}` ({words.percent(share[op])} of the summed replayed time, at {words.percent(eff[op])}" in text
+        if op.startswith("bernoulli"):
+            assert "many instructions per element" in text and "brrr counts 1 FLOP per element" in text
     floor = t.attrs["replay_floor_seconds"]
     assert words.seconds(floor) in text
     if floor > prose.FLOOR_FACTOR * o:
@@ -146,6 +155,21 @@ def test_bert(runs):
     assert ("gaps are larger than published" in text) == (norm_gap > 250 and ew_gap > 700)
     small_bytes = g.nbytes[["normalisation", "elementwise"]].sum() / g.nbytes.sum()
     assert close_to(100 * small_bytes, text, 0.01)
+    # what moved the time (review B:S1): the ridges and the efficiencies, recomputed from the rows
+    roofs = t[t.category.isin(g.index)].groupby("category").roofline_seconds.sum().reindex(g.index)
+    mm_eff = roofs["matmul"] / g.seconds["matmul"]
+    small_eff = roofs[["normalisation", "elementwise"]].sum() / g.seconds[["normalisation", "elementwise"]].sum()
+    assert f"matmuls ran at {words.percent(mm_eff)} of their roof" in text
+    assert f"operators at {words.percent(small_eff)} of theirs" in text
+    assert "ridge at 139 FLOP/byte" in text               # the V100's, 125 TFLOP/s FP16 over 900 GB/s
+    s = t.attrs["summary"]
+    assert close_to(s["peak_flops_float32"] / s["peak_bandwidth"], text, 0.01)   # float32 matmuls on a CPU
+    running_slow = "the matmuls running further below their roof than the small operators"
+    assert (running_slow in text) == (mm_eff < small_eff / (1 + words.SAME))
+    assert "further below their peak" not in text
+    at_roof = g.flops / roofs
+    assert close_to(at_roof["matmul"] / at_roof["normalisation"], text, 0.01)
+    assert close_to(at_roof["matmul"] / at_roof["elementwise"], text, 0.01)
     tokens = math.prod(list(t[t.op == "native_layer_norm"].iloc[0].input_shapes[0])[:-1])
     assert f"{tokens:,} tokens" in text
 
@@ -320,6 +344,53 @@ def test_regimes_reference_paragraph_compares_with_this_run():
     assert words.seconds(6e-6) in text and "60 times this run's" in text
 
 
+def slow_block(op, seconds, module="attention.attn_dropout", floor=3e-6):
+    """The GPU block with one more row, ``op``, at 1 MB and ``seconds``: far below its roof when slow."""
+    t = gpu_block()
+    rows = t.to_dict("records") + [dict(op=op, category="elementwise", flops=2.5e5, nbytes=1e6, seconds=seconds,
+                                        phase="forward", module=module)]
+    return made_table(rows, overhead=1e-7, floor=floor, chapter3=1e-7, model=1e-3)
+
+
+def test_slow_rows_that_draw_random_numbers():
+    t = slow_block("bernoulli_.float", 40e-6)
+    p = diagnosis_regimes.slow_rows(t)
+    (op, share, eff, kind), = p.facts["slow_rows"]
+    assert op == "bernoulli_.float" and kind == "random" and eff < 0.1 and share > 0.1
+    assert str(p).startswith(f"One operator ran far below its roof and still took much of the time: "
+                             f"`bernoulli_.float` ({words.percent(share)} of the summed replayed time, at "
+                             f"{words.percent(eff)} of its roof).")
+    assert "draws dropout's random mask" in str(p) and "brrr counts 1 FLOP per element" in str(p)
+    assert "the label memory-bound" in str(p) and "save its bytes, not that work" in str(p)
+    assert "ran far below" in str(prose.regimes(t))       # the regimes paragraph carries it
+    other = diagnosis_regimes.slow_rows(slow_block("uniform_", 40e-6, module="init"))
+    assert "`uniform_` draws random numbers." in str(other)
+    backward = diagnosis_regimes.slow_rows(slow_block("native_dropout_backward", 40e-6))
+    assert backward.facts["slow_rows"][0][3] == "other"   # uses the mask, draws none
+
+
+def test_slow_rows_made_of_the_replay_floor_or_of_something_else():
+    floor = diagnosis_regimes.slow_rows(slow_block("clone", 40e-6, floor=30e-6))
+    assert floor.facts["slow_rows"][0][3] == "floor"
+    assert f"The rows of `clone` averaged less than twice the replay floor of {words.seconds(30e-6)}" in str(floor)
+    other = diagnosis_regimes.slow_rows(slow_block("clone", 40e-6))
+    assert other.facts["slow_rows"][0][3] == "other" and "a kernel that does not vectorise" in str(other)
+    assert "bytes of `clone`, and something it leaves out holds it back" in str(other)
+    two = slow_block("clone", 40e-6)
+    two = made_table(two.to_dict("records") + [dict(op="bernoulli_.float", category="elementwise", flops=2.5e5,
+                                                    nbytes=1e6, seconds=40e-6, phase="forward", module="x")],
+                     overhead=1e-7, floor=3e-6, chapter3=1e-7, model=1e-3)
+    text = str(diagnosis_regimes.slow_rows(two))
+    assert text.startswith("Two operators ran far below their roofs") and "`clone`" in text and "`bernoulli_" in text
+    assert "draws random numbers" in text                  # module 'x' is no dropout
+    two[two.op == "bernoulli_.float"] = two[two.op == "bernoulli_.float"].assign(op="mul.Tensor")
+    text = str(diagnosis_regimes.slow_rows(two))
+    assert "bytes of `clone` and `mul.Tensor`, and something it leaves out holds them back" in text
+    fast = diagnosis_regimes.slow_rows(slow_block("clone", 1e-6))   # at its roof: nothing to say
+    assert str(fast) == "" and fast.facts["slow_rows"] == []
+    assert "ran far below" not in str(prose.regimes(gpu_block()))
+
+
 def test_rows_vs_model_when_the_model_takes_longer():
     t = gpu_block()
     t.attrs["model_seconds"] = 1e-3
@@ -340,18 +411,52 @@ def bert_like(mm_time, norm_time, ew_time, device=GPU, floor=3e-6):
 def test_bert_shape_wordings():
     reproduced = str(prose.bert(bert_like(0.6, 0.25, 0.15)))
     assert "This run reproduces the published shape" in reproduced and "32 tokens" in reproduced
-    assert "On a GPU, as on Ivanov et al.'s V100" in reproduced
+    assert "the ridge of these matmuls here is 20 FLOP/byte, 6.9 times lower" in reproduced   # 60 TFLOP/s, 3 TB/s
     weaker = str(prose.bert(bert_like(0.9, 0.05, 0.05)))
     assert "there, but weaker" in weaker and "10% of the time, against 39%" in weaker
     not_shape = str(prose.bert(bert_like(0.99, 0.005, 0.005)))
     assert "does not reproduce the published shape" in not_shape
-    # FLOP/s gaps far above the published ones, with a replay floor far above the fixed cost
-    cpu = {**GPU, "name": "Test CPU", "backend": "cpu"}
-    big = str(prose.bert(bert_like(0.001, 0.5, 0.5, device=cpu, floor=1e-3)))
-    assert "gaps are larger than published" in big and "replay floor" in big
-    assert "here they took less" in big
-    assert "A CPU's ridge point is much lower" in str(prose.bert(bert_like(0.9, 0.05, 0.05, device=cpu)))
-    assert "close to the paper's" in str(prose.bert(bert_like(0.6, 0.25, 0.15, device=cpu)))
+    # FLOP/s gaps far above the published ones, with a replay floor that is most of the small rows' time
+    big = prose.bert(bert_like(0.001, 0.5, 0.5, floor=0.3))
+    assert "gaps are larger than published: part of the small operators' time" in str(big)
+    assert big.facts["share_outcome"] == "less: explained" and "the replay floor (see above; 60% of" in str(big)
+    assert "gaps are larger than published." in str(prose.bert(bert_like(0.001, 0.5, 0.5)))
+
+
+def share_facts(mm_time, ridge=5.0, mm_eff=0.7, small_eff=0.7, floor_share=0.0):
+    return {"mm_time": mm_time, "ridge": ridge, "v100_ridge": 125e12 / 900e9, "mm_eff": mm_eff,
+            "small_eff": small_eff, "floor_share": floor_share}
+
+
+@pytest.mark.parametrize("facts, outcome, said", [
+    (share_facts(0.8), "more: explained", "This device's lower ridge moved time towards the matmuls."),
+    (share_facts(0.8, mm_eff=0.3), "more: explained", "This device's lower ridge, and the matmuls running further "
+                                                      "below their roof than the small operators, moved time towards"),
+    (share_facts(0.8, small_eff=0.2, floor_share=0.3), "more: explained",
+     "moved time towards the matmuls; the small operators running further below their roofs than the matmuls, "
+     "and the replay floor (see above; 30% of the small operators' replayed time), moved some of it back."),
+    (share_facts(0.8, ridge=139), "more: unexplained", "Neither the ridge nor the efficiencies"),
+    (share_facts(0.4, small_eff=0.2), "less: explained", "; this device's lower ridge moved some of it back."),
+    (share_facts(0.4, ridge=500), "less: explained", "This device's higher ridge moved time away from the matmuls."),
+    (share_facts(0.4), "less: unexplained", "Nothing here moved time away from the matmuls"),
+    (share_facts(0.6, small_eff=0.2), "close: cancel", "pull in opposite ways and roughly cancel"),
+    (share_facts(0.6), "close: one way", "would move time towards the matmuls, yet their share is close"),
+    (share_facts(0.6, ridge=139), "close: nothing", "Nothing here moves the share far from the paper's."),
+])
+def test_what_moved_the_matmuls_share(facts, outcome, said):
+    text, got = diagnosis_models._why_share(facts)
+    assert got == outcome and said in text
+    assert "further below their peak" not in text         # review B:S1: no claim the data do not make
+    assert f"at {words.percent(facts['mm_eff'])} of their roof" in text
+
+
+def test_the_gaps_against_the_published_ones():
+    b = {"norm_gap": 14.0, "ew_gap": 160.0, "norm_roof_gap": 8.0, "ew_roof_gap": 36.0, "floor_share": 0.0}
+    small = diagnosis_models._why_gaps(b)
+    assert "gaps are smaller than published." in small and "8× and the elementwise operators 36× below" in small
+    mixed = diagnosis_models._why_gaps({**b, "norm_gap": 300.0})
+    assert "One FLOP/s gap is above the published one and the other below." in mixed
+    assert diagnosis_models._why_gaps({**b, "ew_gap": math.nan}) == ""
 
 
 def test_backward_less_than_its_flops():

@@ -136,7 +136,9 @@ def test_attention_share_by_hand():
     assert "At T = 64 it is 14% of each block" in text and "**11% of the pass's FLOPs**" in text
     assert f"{w.percent(1024 / 5632)} of each block, {w.percent(f['gpt2_share'])} of the pass" in text
     assert "2 × 64 × 64 scores" in text and "softmax, the most, 5/8 FLOP/byte" in text
-    assert "inner dimension of only 32" in text and "four copies that split and join the heads" in text
+    assert "Q·Kᵀ sums over only 32 elements (the head dimension)" in text
+    assert "the product of the scores with V gives only 32 columns per head" in text
+    assert "four copies that split and join the heads" in text
     assert f"**{w.percent(f['time_share'])} of the time**" in text
     assert f"{w.percent(f['reference_time_share'])} of the time for" in text and "Dao et al., 2022" in text
 

@@ -3,7 +3,7 @@
 Each step adds one change to the last configuration that ran (He, 2022):
 
 1. ``eager``: eager PyTorch, float32, one short sequence per call;
-2. ``batch``: a batch large enough to leave the overhead regime;
+2. ``batch``: a large batch, to share the fixed costs of a call (overhead, reading every weight);
 3. ``autocast``: ``torch.autocast`` to bfloat16 (float16 on a GPU without bfloat16);
 4. ``compile``: ``torch.compile`` (default mode);
 5. ``graphs``: ``torch.compile(mode="reduce-overhead")``, which replays CUDA graphs (GPU only);

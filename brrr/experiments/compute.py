@@ -150,12 +150,16 @@ def matmul_tensor_cores(sizes=None, dtypes=("float32", "float16", "bfloat16"),
     from .matmul import matmul_vs_size
     if isinstance(dtypes, str) or not dtypes:
         raise ValueError(f"dtypes must be a non-empty sequence such as ('float16',), got {dtypes!r}")
-    runs = [matmul_vs_size(sizes=sizes, dtype=d, tensor_cores=True, progress=progress) for d in dtypes]
+    dev = live_device()
+    skipped = [d for d in dtypes if d == "bfloat16" and matmul_library(dev, d) != "torch"]
+    runs = [matmul_vs_size(sizes=sizes, dtype=d, tensor_cores=True, progress=progress)
+            for d in dtypes if d not in skipped]
     result = Result("matmul_tensor_cores", meta=provenance(
         f"brrr.experiments.matmul_tensor_cores(dtypes={tuple(dtypes)!r})", quick=config.quick_mode(),
         dtypes=[run.meta["dtype"] for run in runs],
         peaks={run.meta["dtype"]: run.meta["peak_flops"] for run in runs},
-        notes=[note for run in runs for note in run.meta["notes"]]))
+        notes=[note for run in runs for note in run.meta["notes"]]
+        + [f"{d} skipped: only PyTorch multiplies it here, and this GPU's PyTorch has no CUDA" for d in skipped]))
     for run in runs:
         result.records.extend(run.records)
     return result

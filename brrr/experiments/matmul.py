@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 
-from .. import config
+from .. import config, tf32
 from ..device import device as live_device
 from ..timing import bench
 from . import _arrays
@@ -54,12 +54,8 @@ def _tf32(lib, enabled: bool):
         yield
         return
     import torch
-    before = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = enabled
-    try:
+    with tf32.setting(torch, "matmul", enabled):
         yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = before
 
 
 def matmul_vs_size(sizes=None, dtype="float32", tensor_cores: bool = False, cache: str = "flush",
@@ -89,6 +85,11 @@ def matmul_vs_size(sizes=None, dtype="float32", tensor_cores: bool = False, cach
     if tensor_cores and (not dev.on_gpu or not dev.has_tensor_cores(dtype)):
         notes.append(f"no tensor cores for {dtype} on {dev.name}: ran general math")
         use_tc = False
+    elif not tensor_cores and dev.on_gpu and dtype in ("float16", "bfloat16") and dev.has_tensor_cores(dtype):
+        # cuBLAS runs 16-bit matmuls on tensor cores whatever is asked: judge them by that peak
+        notes.append(f"cuBLAS runs {dtype} matmuls on tensor cores whatever tensor_cores says: "
+                     "judged against the tensor-core peak")
+        use_tc = True
     if use_tc and dtype == "float32" and lib == "cupy":
         notes.append("CuPy decides TF32 by the CUPY_TF32 environment variable, read at import")
     peak = dev.peak_flops(dtype, use_tc)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from ..results import frame as _frame, ran_on_cpu  # noqa: F401 (_frame: used by the plots)
 
 import functools
+import math
+import re
 
 from ..units import format_seconds
 
@@ -65,15 +67,41 @@ def _bytes_axis(axis):
 
 
 def _seconds_axis(axis):
-    from matplotlib.ticker import FuncFormatter
+    """Times ('20 µs', '1 ms'); a log axis spanning less than 100x gets ticks at 1, 2 and 5 of
+    each decade, so that more than one of them is labelled."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     axis.set_major_formatter(FuncFormatter(lambda v, _: format_seconds(v) if v > 0 else "0"))
+    if axis.get_scale() == "log":
+        low, high = sorted(axis.get_view_interval())
+        if 0 < low and high / low < 100:
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            axis.set_minor_formatter(NullFormatter())
+
+
+def plain_number(v: float) -> str:
+    """A tick label in one style whatever the decade: '0.01', '20', '3,000'; beyond 1e-4 to 1e6,
+    a power of ten ('10⁻⁵' as mathtext)."""
+    if not v > 0:
+        return "0"
+    if 1e-4 <= v < 1e6:
+        return f"{v:,.6g}"
+    exponent = math.floor(math.log10(v) + 1e-9)
+    mantissa = v / 10.0 ** exponent
+    if math.isclose(mantissa, 1.0, rel_tol=1e-6):
+        return f"$10^{{{exponent}}}$"
+    return f"${mantissa:.3g}\\times10^{{{exponent}}}$"
 
 
 def _log_axis(axis):
-    """Plain numbers ('20', '300') on a log axis instead of 2x10^1."""
+    """Plain numbers ('0.1', '20', '300') on a log axis, never '1e-01' beside '10'."""
     from matplotlib.ticker import LogFormatter
-    axis.set_major_formatter(LogFormatter(labelOnlyBase=False))
-    axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1.2, 0.5)))
+
+    class Plain(LogFormatter):
+        def _num_to_string(self, x, vmin, vmax):
+            return plain_number(x)
+
+    axis.set_major_formatter(Plain(labelOnlyBase=False))
+    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(1.2, 0.5)))
 
 
 def _percent_axis(axis):
@@ -179,18 +207,52 @@ def _device_info(*sources, device=None) -> dict:
     return {}
 
 
-def device_title(text: str, *sources, device=None) -> str:
-    """'text: DEVICE' plus '(measured on CPU)' or '(reference)' where that applies."""
+def device_title(text: str, *sources, device=None, measured: str = "measured") -> str:
+    """'text: DEVICE' plus '(measured on CPU)' or '(reference run, DATE)' where that applies.
+
+    ``measured`` words the CPU suffix: 'roof measured' gives '(roof measured on CPU)' for a
+    figure whose points are predictions; '' drops it (counts, the same on any device).
+    Reference runs of several devices, and nothing live: 'every reference device'.
+    """
+    given = [s for s in sources if s is not None]
+    if device is None and len(given) > 1 and all(_is_reference(s) for s in given):
+        names = list(dict.fromkeys((_meta(s).get("device") or {}).get("name", "a device") for s in given))
+        if len(names) > 1:
+            return f"{text}: every reference device"
     info = _device_info(*sources, device=device)
     title = text
     if info.get("name"):
         title += f": {info['name']}"
-    if ran_on_cpu(info):
-        title += " (measured on CPU)"
-    if any(_is_reference(s) for s in sources):
-        when = next((_meta(s).get("date", "")[:10] for s in sources if _is_reference(s)), "")
+    if ran_on_cpu(info) and measured:
+        title += f" ({measured} on CPU)"
+    if any(_is_reference(s) for s in given):
+        when = next((_meta(s).get("date", "")[:10] for s in given if _is_reference(s)), "")
         title += f" (reference run{', ' + when if when else ''})"
     return title
+
+
+def _title(text: str, data, refs, **kw) -> str:
+    """The device title of a figure of ``data`` beside reference runs ``refs``: when ``data`` is
+    itself a reference run (the reference page), every device drawn is named."""
+    return device_title(text, data, *(refs if _is_reference(data) else []), **kw)
+
+
+def peak_method(info: dict, kind: str) -> str:
+    """How a CPU's cached peak was measured, from its device summary's ``source``: for ``kind``
+    'bandwidth' e.g. 'np.copyto on 256 MiB', for 'flops' '2048x2048 np.matmul'; '' if unknown."""
+    source = str((info or {}).get("source", ""))
+    pattern = r"np\.copyto on [\d,.]+ [KMG]?i?B" if kind == "bandwidth" else r"\d+x\d+ np\.matmul"
+    found = re.search(pattern, source)
+    return found.group(0) if found else ""
+
+
+def _legend_below(fig, handles, labels, ncol: int = 1, fontsize: float = 8, width: int = None):
+    """A legend under the figure's panels, its entries wrapped (at ``width`` characters) so that
+    it is no wider than they are."""
+    import textwrap
+    width = width or 110 // ncol - 4
+    labels = [textwrap.fill(str(text), width, subsequent_indent="  ") for text in labels]
+    return fig.legend(handles, labels, loc="outside lower center", frameon=False, ncol=ncol, fontsize=fontsize)
 
 
 # --- saving --------------------------------------------------------------------------------

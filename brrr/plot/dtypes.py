@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from ..roofline import Roofline
-from ._base import REFERENCE_COLOR, _is_reference, _meta, _new_axes, _references, _styled, device_title, \
-    flops_unit, reference_label
+from ._base import REFERENCE_COLOR, _is_reference, _legend_below, _meta, _new_axes, _references, _styled, \
+    device_title, flops_unit, reference_label
 from .roofline_chart import roofline
 
 DTYPE_COLORS = {"float32": "C0", "bfloat16": "C1", "float16": "C2", "int8": "C3"}
@@ -17,6 +17,8 @@ OP_MARKERS = {"matmul": "o", "pointwise": "s"}
 SHORT = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "int8": "int8"}
 LINE = 9   # points between the labels of types that share an intensity
 TENSOR_NAME = {"float32": "TF32", "float16": "FP16", "bfloat16": "BF16", "int8": "INT8"}
+SAME = 0.04     # decades: markers closer than this in both intensity and rate would cover each other
+SPREAD = 7      # points between the centres of markers set side by side
 
 
 def _ran(rec) -> bool:
@@ -61,17 +63,39 @@ def _label(ax, pts, op, dtype, scale, color):
                 textcoords="offset points", ha="left", va="center")
 
 
+def _dodges(pts) -> dict:
+    """{(op, dtype): sideways shift in points} for markers that would hide one another (two types
+    with the same intensity and nearly the same rate, as bf16 and fp16 often are): each group is
+    spread across, in the order of DTYPE_COLORS; every other marker stays where its value is."""
+    groups: list = []
+    for key in sorted(pts, key=lambda k: list(DTYPE_COLORS).index(k[1]) if k[1] in DTYPE_COLORS else 99):
+        x, y = pts[key]
+        for group in groups:
+            gx, gy = pts[group[0]]
+            if group[0][0] == key[0] and abs(math.log10(x / gx)) < SAME and abs(math.log10(y / gy)) < SAME:
+                group.append(key)
+                break
+        else:
+            groups.append([key])
+    return {key: (i - (len(group) - 1) / 2) * SPREAD for group in groups for i, key in enumerate(group)}
+
+
 def _draw_run(ax, run, scale, ref: bool):
-    """Markers for every (op, dtype) of ``run`` and an arrow from float32 to each other type."""
+    """Markers for every (op, dtype) of ``run`` and an arrow from float32 to each other type;
+    markers that would cover one another are set side by side (:func:`_dodges`)."""
+    from matplotlib.transforms import offset_copy
     pts = _points(run)
+    shifts = _dodges(pts)
     for (op, dtype), (x, y) in pts.items():
         color = REFERENCE_COLOR if ref else DTYPE_COLORS.get(dtype, "C4")
+        where = offset_copy(ax.transData, fig=ax.figure, x=shifts[(op, dtype)], y=0, units="points")
         ax.plot([x], [y / scale], marker=OP_MARKERS[op], markersize=7, linestyle="none", color=color,
-                markerfacecolor="none" if ref else color, zorder=4)
+                markerfacecolor="none" if ref else color, zorder=4, transform=where)
         _label(ax, pts, op, dtype, scale, color)
         start = pts.get((op, "float32"))
         if dtype != "float32" and start is not None:
-            ax.annotate("", xy=(x, y / scale), xytext=(start[0], start[1] / scale), zorder=3,
+            ax.annotate("", xy=(x, y / scale), xycoords=where, xytext=(start[0], start[1] / scale),
+                        textcoords="data", zorder=3,
                         arrowprops={"arrowstyle": "->", "color": color, "alpha": 0.7, "linewidth": 1.2,
                                     "shrinkA": 5, "shrinkB": 5, "linestyle": "--" if ref else "-"})
     return pts
@@ -129,7 +153,7 @@ def dtype_roofline(result, reference=None, ax=None, title=None):
     if legend is not None:
         legend.remove()
     if own:
-        fig.legend(handles, labels, loc="outside lower center", frameon=False, ncol=3, fontsize=7)
+        _legend_below(fig, handles, labels, ncol=3, width=64)
     else:
         ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=7)
     ax.set_ylabel(f"attainable throughput ({unit}; int8: integer op/s)")

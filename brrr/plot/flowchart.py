@@ -14,6 +14,11 @@ from .diagrams import COMPUTE_COLOR, IDLE_COLOR, MEMORY_COLOR, _canvas
 QUESTION_COLOR = "0.55"
 REGIMES = ("overhead-bound", "memory-bound", "compute-bound")
 
+# The "no" branch's exception: a call whose bytes are its weights also barely slows with the batch.
+WEIGHTS_NOTE = ("* A call whose bytes are mostly weights, read once whatever the batch (a matmul on a few rows, "
+                "an LLM's decoding step),\nalso barely slows when the batch doubles, yet it is memory-bound on its "
+                "weights: a bigger batch helps it, CUDA graphs do not.")
+
 # The figure's alt text, for the page that shows it (the cell's image alt), kept with the drawing.
 ALT_TEXT = ("Flowchart in three levels. The top box asks whether the time per call grows when the batch "
             "is doubled. If it barely changes, an arrow leads to the overhead-bound box: give each call more "
@@ -21,7 +26,10 @@ ALT_TEXT = ("Flowchart in three levels. The top box asks whether the time per ca
             "doubles, an arrow leads to a second question: is the operation's arithmetic intensity above "
             "the ridge point? Yes leads to the compute-bound box: faster math (tensor cores, lower "
             "precision). No leads to the memory-bound box: move fewer bytes (fuse, smaller dtypes, "
-            "recompute instead of storing). A note at the bottom says to profile again after each change.")
+            "recompute instead of storing). A note at the bottom warns that a call whose bytes are mostly weights, "
+            "read once whatever the batch, also barely slows when the batch doubles, yet is memory-bound on its "
+            "weights: a bigger batch helps it, CUDA graphs do not. A last note says to profile again after each "
+            "change.")
 
 
 def _node(ax, x, y, w, h, color, title, body="", question=False):
@@ -58,7 +66,7 @@ def regime_flowchart(ridge: float = None):
     """
     if ridge is not None and not ridge > 0:
         raise ValueError(f"ridge must be a positive number of FLOP/byte, got {ridge!r}")
-    fig, ax = _canvas(7.4, 4.9)
+    fig, ax = _canvas(7.4, 5.5)
     q1, q2 = (5.0, 5.8), (6.9, 3.75)
     _node(ax, *q1, 6.4, 0.8, QUESTION_COLOR,
           "Double the batch (the work of each call).\nDoes the time per call grow with it?", question=True)
@@ -80,11 +88,12 @@ def regime_flowchart(ridge: float = None):
     for title, (centre, w, h, color, body) in boxes.items():
         _node(ax, *centre, w, h, color, title, body)
 
-    _edge(ax, (2.6, q1[1] - 0.4), (1.75, 2.6 + 0.975), "no, it barely changes", dx=-0.05)
+    _edge(ax, (2.6, q1[1] - 0.4), (1.75, 2.6 + 0.975), "no, it barely changes*", dx=-0.05)
     _edge(ax, (6.9, q1[1] - 0.4), (q2[0], q2[1] + 0.525), "yes, about doubles", dx=1.0, dy=-0.1)
     _edge(ax, (5.9, q2[1] - 0.525), (5.05, 1.05 + 0.875), "no", dx=-0.2, dy=-0.05)
     _edge(ax, (7.9, q2[1] - 0.525), (8.5, 1.05 + 0.875), "yes", dx=0.2, dy=-0.05)
-    ax.text(5.0, -0.05, "After each change, profile again: a remedy moves operations between regimes.",
+    ax.text(5.0, -0.05, WEIGHTS_NOTE, ha="center", va="top", fontsize=8, color="0.3", linespacing=1.35)
+    ax.text(5.0, -0.75, "After each change, profile again: a remedy moves operations between regimes.",
             ha="center", va="top", fontsize=8, color="0.3")
-    ax.set_ylim(-0.35, 6.3)
+    ax.set_ylim(-0.95, 6.3)
     return fig

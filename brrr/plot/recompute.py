@@ -34,14 +34,32 @@ def checkpoint_sweep(result, reference=None, axes=None, title=None):
     checkpointing are a dotted line, the formula's optimum sqrt(L m_in / m_block) a vertical
     one. Right, the fastest training step relative to the one without checkpointing, with the
     4/3 estimate (one extra forward pass). ``reference`` runs add their modelled peak and their
-    relative step time in grey.
+    relative step time in grey. Drawn here, its text is larger than other figures', since two
+    panels side by side are shrunk to a page's width; the device, and that only the time was
+    measured on it, is the figure's title (``title`` replaces it). Given ``axes``, ``title`` is
+    the memory panel's.
     """
     import matplotlib.pyplot as plt
     refs = _references(reference)
-    if axes is None:
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
-    else:
-        fig = axes[0].figure
+    own = axes is None
+    if own:
+        import matplotlib
+        with plt.rc_context(_LARGE):
+            fig, axes = plt.subplots(1, 2, figsize=(10, 4.8), layout="constrained")
+            _sweep_panels(fig, axes, result, refs, title, own)
+            interactive = matplotlib.is_interactive()   # as in _styled: keep Jupyter's inline mode on
+        matplotlib.interactive(interactive)
+        return fig
+    _sweep_panels(axes[0].figure, axes, result, refs, title, own)
+    return axes[0].figure
+
+
+_LARGE = {"font.size": 11, "axes.titlesize": 11.5, "axes.labelsize": 11, "xtick.labelsize": 10,
+          "ytick.labelsize": 10, "legend.fontsize": 9.5, "figure.titlesize": 12}
+
+
+def _sweep_panels(fig, axes, result, refs, title, own):
+    """The two panels of :func:`checkpoint_sweep` on ``axes``."""
     left, right = axes
     runs = [(result, _is_reference(result))] + [(run, True) for run in refs]
     everies = set()
@@ -86,15 +104,19 @@ def checkpoint_sweep(result, reference=None, axes=None, title=None):
         _style(ax)
     left.set_ylabel("activation memory (bytes)")
     right.set_ylabel("step time / step time without checkpointing")
-    left.set_title(title or device_title("Activation memory", result))
-    right.set_title("Time of one training step (fastest sample)")
-    if refs:  # many entries: below the panels, where they cover no line
-        fig.legend(*left.get_legend_handles_labels(), frameon=False, fontsize=7, ncol=2,
-                   loc="outside lower center")
+    # The bytes are counted by hooks, the same on any device: only the step time was measured.
+    counted = "Activation memory (counted by hooks)"
+    if own:
+        left.set_title(counted)
+        fig.suptitle(title or device_title("Activation checkpointing", result, measured="step time measured"))
     else:
-        left.legend(frameon=False, fontsize=7)
-    right.legend(frameon=False, fontsize=7, loc="best")
-    return fig
+        left.set_title(title or device_title(counted, result, measured=""))
+    right.set_title("Time of one training step (fastest sample)")
+    if refs or own:  # below the panels, where they cover no line
+        fig.legend(*left.get_legend_handles_labels(), frameon=False, ncol=2, loc="outside lower center")
+    else:
+        left.legend(frameon=False)
+    right.legend(frameon=False, loc="best")
 
 
 def _has_allocator_peak(run) -> bool:

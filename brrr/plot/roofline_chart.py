@@ -8,9 +8,12 @@ import math
 import numpy as np
 
 from ..roofline import Roofline
-from ._base import (MEASURED_COLOR, REFERENCE_COLOR, REFERENCE_MARKERS, SPEC_COLOR, device_title, flops_unit,
-                    format_bytes, format_rate, reference_label, _device_info, _frame, _is_reference, _meta,
-                    _new_axes, _references, _style, _styled)
+from ._base import (MEASURED_COLOR, REFERENCE_COLOR, SPEC_COLOR, flops_unit, format_bytes, format_rate,
+                    peak_method, reference_label, _device_info, _frame, _is_reference, _meta, _new_axes,
+                    _legend_below, _references, _style, _styled, device_title)
+
+MARKERS = "osD^vP*X<>ph8Hd"   # one shape per point, then one per reference device: none drawn twice
+DTYPE_NAMES = {"float32": "FP32", "float16": "FP16", "bfloat16": "BF16", "float64": "FP64"}
 
 
 def _main_label(ceilings: dict, value: float, default: str) -> str:
@@ -67,8 +70,14 @@ def _point_label(rec: dict) -> str:
     if rec.get("label"):
         return str(rec["label"])
     op = rec.get("op", "")
-    if op == "matmul":
-        return f"matmul n={rec.get('n', rec.get('size'))}" + (" TC" if rec.get("tensor_cores") else "")
+    if op == "matmul":   # 'matmul n=4096 FP16 tensor': the math it ran on, as the roofline's ceilings say
+        dtype = DTYPE_NAMES.get(rec.get("dtype"), rec.get("dtype") or "")
+        if rec.get("tensor_cores"):
+            dtype = ("TF32" if dtype == "FP32" else dtype) + " tensor"
+        n = rec.get("n")
+        n = rec.get("size") if n is None or n != n else n            # n missing or NaN: the size
+        n = int(n) if isinstance(n, float) and n.is_integer() else n  # a column with gaps is float
+        return f"matmul n={n}" + (f" {dtype}" if dtype else "")
     if rec.get("variant"):
         return f"{rec['variant']} x{rec.get('repeat')}"
     return f"{op} {format_bytes(rec['nbytes'])}".strip()
@@ -138,8 +147,11 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
         return xlim[0] * (r.ridge / xlim[0]) ** fraction
 
     def draw(r, style, color, tag, spec):
+        main_c = _main_label(r.compute_ceilings, r.peak_flops, "peak")
+        main_m = _main_label(r.memory_ceilings, r.peak_bandwidth, "bandwidth")
         ax.plot(ai, r.attainable(ai) / scale, linestyle=style, color=color, linewidth=2,
-                label=f"{tag}: {format_rate(r.peak_flops)}, {format_rate(r.peak_bandwidth, 'B/s')}")
+                label=f"{tag}: {main_c} {format_rate(r.peak_flops)}, {main_m} "
+                      f"{format_rate(r.peak_bandwidth, 'B/s')}")
         distinct = lambda v, main: not 0.87 < v / main < 1.15  # noqa: E731 - near-equal ceilings add clutter
         widest = max([r.peak_bandwidth, *r.memory_ceilings.values()])
         merged = {}
@@ -153,34 +165,38 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
             y = np.minimum(value, ai * (r.peak_bandwidth if value < r.peak_flops else widest))
             ax.plot(ai, y / scale, linestyle=style, color=color, linewidth=0.8, alpha=0.6)
             x_text = xlim[1] if spec else max(value / r.peak_bandwidth * 1.3, xlim[0])
-            ax.annotate(f"{label} {format_rate(value)}", (x_text, value / scale), fontsize=7, color=color,
+            ax.annotate(f"{label} {format_rate(value)}", (x_text, value / scale), fontsize=8, color=color,
                         ha="right" if spec else "left", va="bottom", xytext=(-2 if spec else 2, 1),
                         textcoords="offset points")
-        for label, bw in r.memory_ceilings.items():
-            if not distinct(bw, r.peak_bandwidth):
-                continue
+        # The other memory ceilings run parallel and close together: too close for a label on
+        # each line, so one legend entry names them all, in the order they are drawn, top down.
+        thin = sorted(((bw, label) for label, bw in r.memory_ceilings.items() if distinct(bw, r.peak_bandwidth)),
+                      reverse=True)
+        names = ", ".join(f"{label} {format_rate(v, 'B/s')}" for v, label in thin)
+        for k, (bw, _) in enumerate(thin):
             ax.plot(ai, np.minimum(ai * bw, r.peak_flops) / scale, linestyle=style, color=color,
-                    linewidth=0.8, alpha=0.6)
-        main_c = _main_label(r.compute_ceilings, r.peak_flops, "peak")
+                    linewidth=0.8, alpha=0.6,
+                    label=None if k else f"its other kernels' bandwidths (thin lines, top down): {names}")
         x_text = xlim[1] if spec else r.ridge * 1.3
         ax.annotate(f"{main_c} {format_rate(r.peak_flops)}", (x_text, r.peak_flops / scale),
-                    fontsize=7.5, color=color, ha="right" if spec else "left", va="bottom",
+                    fontsize=8.5, color=color, ha="right" if spec else "left", va="bottom",
                     xytext=(-2 if spec else 2, 2), textcoords="offset points", fontweight="bold")
-        main_m = _main_label(r.memory_ceilings, r.peak_bandwidth, "bandwidth")
         x0 = along(r, 0.6 if spec else 0.35)
         ax.annotate(f"{main_m} {format_rate(r.peak_bandwidth, 'B/s')}", (x0, x0 * r.peak_bandwidth / scale),
-                    fontsize=7.5, color=color, fontweight="bold", textcoords="offset points",
+                    fontsize=8.5, color=color, fontweight="bold", textcoords="offset points",
                     ha="right" if spec else "left", va="bottom" if spec else "top",
                     xytext=(-4, 4) if spec else (6, -4))
         ax.plot([r.ridge, r.ridge], [bottom / scale, r.peak_flops / scale], color=color, linestyle=":",
                 linewidth=1)
-        ax.annotate(f"ridge {r.ridge:.3g} FLOP/byte", (r.ridge, bottom / scale), fontsize=7, color=color,
+        ax.annotate(f"ridge {r.ridge:.3g} FLOP/byte", (r.ridge, bottom / scale), fontsize=8, color=color,
                     rotation=90, ha="right", va="bottom", xytext=(-2, 3), textcoords="offset points")
 
     if roof is not None:
         cpu_peaks = ran_on_cpu(info) and roof.name in ("", info.get("name"))
-        if cpu_peaks:
-            tag = f"{info.get('name', 'this CPU')} measured roof (measured once, cached)"
+        if cpu_peaks:   # the device's cached peaks: name how they were measured
+            methods = [m for m in (peak_method(info, "flops"), peak_method(info, "bandwidth")) if m]
+            tag = (f"{info.get('name', 'this CPU')} measured roof (measured once, cached"
+                   + (f": best {' and best '.join(methods)})" if methods else ")"))
         elif roof.name.endswith(("spec sheet", "measured roof")):
             tag = roof.name
         else:
@@ -192,27 +208,27 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
         ref = measured_result is not None and _is_reference(measured_result)
         draw(measured, "--", REFERENCE_COLOR if ref else MEASURED_COLOR,
              "measured roof" + (" (reference)" if ref else ""), spec=roof is None)
-    markers = "osD^vP*X<>"
     annotate = len(pts) <= 4 if annotate_points is None else annotate_points
     for i, (label, x, y, ref) in enumerate(pts):
         color = REFERENCE_COLOR if ref else f"C{i % 10}"
-        ax.plot([x], [y / scale], marker=markers[i % 9], linestyle="none", markersize=6,
+        ax.plot([x], [y / scale], marker=MARKERS[i % len(MARKERS)], linestyle="none", markersize=6,
                 color=color, markerfacecolor="none" if ref else color,
                 label=label + (" (reference)" if ref else ""))
         if annotate:
-            ax.annotate(label, (x, y / scale), fontsize=7, xytext=(5, -3), textcoords="offset points",
+            ax.annotate(label, (x, y / scale), fontsize=8, xytext=(5, -3), textcoords="offset points",
                         color="0.3", va="top")
     for j, (run, group) in enumerate(zip(refs, ref_pts)):
         if group:
             ax.plot([p[1] for p in group], [p[2] / scale for p in group], linestyle="none", markersize=6,
-                    marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)], color=REFERENCE_COLOR,
+                    marker=MARKERS[(len(pts) + j) % len(MARKERS)], color=REFERENCE_COLOR,
                     markerfacecolor="none", label=f"measurements ({reference_label(run)})")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel(f"attainable throughput ({unit})")
-    ax.set_title(title or device_title("Roofline", measured_result, *groups, device=device))
-    if own_figure:   # below the chart, so the chart keeps the page's width
-        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", frameon=False,
-                   ncol=2 if len(pts) + len(refs) > 3 else 1, fontsize=7)
+    named = [g for g in (measured_result, *groups) if g is not None]
+    every_device = named and _is_reference(named[0])   # the reference page: name all its devices
+    ax.set_title(title or device_title("Roofline", *named, *(refs if every_device else []), device=device))
+    if own_figure:   # below the chart, so the chart keeps the page's width; long entries wrapped
+        _legend_below(fig, *ax.get_legend_handles_labels(), ncol=2 if len(pts) + len(refs) > 3 else 1)
     else:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
                   ncol=1 if len(pts) < 14 else 2)

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from ..results import ran_on_cpu
 
-from ._base import (BYTE_COLUMNS, LABELS, REFERENCE_COLOR, SPEC_COLOR, device_title, flops_unit, format_bytes,
-                    format_rate, reference_label, _bytes_axis, _frame, _is_reference, _live_label, _log_axis,
+from ._base import (BYTE_COLUMNS, LABELS, REFERENCE_COLOR, SPEC_COLOR, flops_unit, format_bytes, format_rate,
+                    peak_method, reference_label, _bytes_axis, _frame, _is_reference, _legend_below, _live_label, _log_axis,
                     _meta, _new_axes, _percent_axis, _power2_axis, _references, _Reframed, _seconds_axis,
-                    _series_style, _style, _styled)
+                    _series_style, _style, _styled, _title)
+
+
+def _peak_label(dev: dict, kind: str) -> str:
+    """'measured once and cached: best np.copyto on 256 MiB' for a CPU's cached peak (what the
+    figure's line is, beside a roofline built from an experiment's own kernels), 'spec' for a GPU."""
+    if not ran_on_cpu(dev):
+        return "spec"
+    method = peak_method(dev, kind)
+    return f"measured once and cached: best {method}" if method else "measured"
 
 
 @_styled
@@ -58,7 +67,7 @@ def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylab
         _log_axis(ax.yaxis)
     ax.set_xlabel(xlabel or LABELS.get(x, x) + (" (bytes)" if x in BYTE_COLUMNS else ""))
     ax.set_ylabel(ylabel or LABELS.get(y, y))
-    ax.set_title(title or device_title(getattr(data, "name", "") or f"{y} vs {x}", data))
+    ax.set_title(title or _title(getattr(data, "name", "") or f"{y} vs {x}", data, refs))
     if hue or refs or _is_reference(data):
         ax.legend(frameon=False, fontsize=7)
     _style(ax)
@@ -93,19 +102,25 @@ def repeat_sweep(result, axes=None, title=None, reference=None):
         if len(axes) != 3:
             raise ValueError(f"axes must be three matplotlib axes, got {len(axes)}")
         fig = axes[0].figure
+    def size_of(run, frame):
+        return _meta(run).get("n") or (int(frame["n"].iloc[0]) if "n" in frame and len(frame) else None)
+    sizes = [size_of(run, f) for (run, _), f in zip(runs, frames)]
+    mixed = len({n for n in sizes if n}) > 1   # runs of other array sizes say theirs in the legend
     top = max(float((f["flops"] / f["seconds"]).max()) for f in frames if len(f))
     unit, scale = flops_unit(top)
     panels = ((lambda f: f["seconds"], "runtime per call"),
               (lambda f: f["flops"] / f["seconds"] / scale, f"achieved throughput ({unit})"),
               (lambda f: f["nbytes"] / f["seconds"] / 1e9, "achieved bandwidth (GB/s)"))
     for ax, (fn, ylabel) in zip(axes, panels):
-        for j, ((run, ref), frame) in enumerate(zip(runs, frames)):
+        for j, ((run, ref), frame, n) in enumerate(zip(runs, frames, sizes)):
             variants = list(dict.fromkeys(frame["variant"])) if "variant" in frame else [None]
             who = reference_label(run) if ref else (_live_label(run) if refs else "")
+            size = f"{n:,} elements" if mixed and n else ""   # the title names one size only
             for i, variant in enumerate(variants):
                 part = frame if variant is None else frame[frame["variant"] == variant]
                 part = part.sort_values("repeat")
-                label = f"{variant or 'measured'}" + (f" ({who})" if who else "")
+                label = f"{variant or 'measured'}" + (f" ({', '.join(w for w in (who, size) if w)})"
+                                                      if who or size else "")
                 style = _series_style(j - (0 if _is_reference(result) else 1) if ref else i, ref)
                 if ref:
                     style["linestyle"] = "--" if variant != "eager" else ":"
@@ -134,15 +149,17 @@ def repeat_sweep(result, axes=None, title=None, reference=None):
     handles, labels = axes[0].get_legend_handles_labels()
     if legend_ax is not None:
         legend_ax.axis("off")
-        legend_ax.legend(handles, labels, loc="center", frameon=False, fontsize=8)
+        import textwrap
+        legend_ax.legend(handles, [textwrap.fill(t, 48, subsequent_indent="  ") for t in labels], loc="center",
+                         frameon=False, fontsize=8)
     else:
         fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)), frameon=False,
                    fontsize=7)
-    meta = _meta(result)
-    frame = frames[0]
-    n = meta.get("n") or (int(frame["n"].iloc[0]) if "n" in frame else None)
-    what = f"x = x * 2, repeated ({n:,} {meta.get('dtype', '')} elements)" if n else "x = x * 2, repeated"
-    fig.suptitle(title or device_title(what, result))
+    n, dtype = sizes[0], _meta(result).get("dtype", "")
+    elements = f"{dtype} elements" if dtype else "elements"
+    what = "x = x * 2, repeated" + (f" on {dtype + ' ' if dtype else ''}arrays of each run's size (legend)"
+                                    if mixed else f" ({n:,} {elements})" if n else "")
+    fig.suptitle(title or _title(what, result, refs))
     return fig
 
 
@@ -160,6 +177,7 @@ def bandwidth_vs_size(result, ax=None, title=None, reference=None):
     """
     frame = _frame(result)
     refs = _references(reference)
+    own = ax is None
     x = "working_set" if "working_set" in frame else "nbytes"
     fig = sweep(result, x, "gbps", hue=None, logx=True, logy=bool(refs), ax=ax, reference=refs,
                 ylabel="copy bandwidth (GB/s)", xlabel="working set (bytes, source + destination)")
@@ -175,15 +193,19 @@ def bandwidth_vs_size(result, ax=None, title=None, reference=None):
     for run, ref in [(result, _is_reference(result))] + [(r, True) for r in refs]:
         dev = _meta(run).get("device") or {}
         if dev.get("peak_bandwidth"):
-            kind = "measured" if ran_on_cpu(dev) else "spec"
             who = f"{dev.get('name', '')}: " if refs else ""
             ax.axhline(dev["peak_bandwidth"] / 1e9, color=REFERENCE_COLOR if ref else SPEC_COLOR,
-                       linestyle="--", linewidth=1,
-                       label=f"{who}DRAM peak, {kind} ({format_rate(dev['peak_bandwidth'], 'B/s')})")
-    ax.legend(frameon=False, loc="best", fontsize=7)
+                       linestyle="--", linewidth=1, label=f"{who}DRAM peak, {_peak_label(dev, 'bandwidth')} "
+                                                          f"({format_rate(dev['peak_bandwidth'], 'B/s')})")
+    if own:   # below the chart, where it hides no curve and no cache label
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+        _legend_below(fig, *ax.get_legend_handles_labels(), ncol=2 if refs else 1)
+    else:
+        ax.legend(frameon=False, loc="best", fontsize=7)
     if not refs:
         ax.set_ylim(bottom=0)
-    ax.set_title(title or device_title("Copy bandwidth vs working set", result))
+    ax.set_title(title or _title("Copy bandwidth vs working set", result, refs))
     return fig
 
 
@@ -195,6 +217,7 @@ def matmul_vs_size(result, ax=None, title=None, fraction=False, reference=None):
     ``reference`` runs of the same sweep are drawn grey with their own peak line.
     """
     refs = _references(reference)
+    own = ax is None
 
     def prepared(run):
         frame = _frame(run).copy()
@@ -225,11 +248,15 @@ def matmul_vs_size(result, ax=None, title=None, fraction=False, reference=None):
             if not peak:
                 continue
             dev = _meta(run).get("device") or {}
-            kind = "measured" if ran_on_cpu(dev) else "spec"
             who = f"{dev.get('name', '')}: " if refs else ""
             ax.axhline(peak / scale, color=REFERENCE_COLOR if ref else SPEC_COLOR, linestyle="--",
-                       linewidth=1, label=f"{who}peak, {kind} ({peak / scale:.3g} {unit})")
-        ax.legend(frameon=False, loc="best", fontsize=7)
+                       linewidth=1, label=f"{who}peak, {_peak_label(dev, 'flops')} ({peak / scale:.3g} {unit})")
+        if own:   # below the chart: the peaks' labels are long, and no curve hides under them
+            if ax.get_legend() is not None:
+                ax.get_legend().remove()
+            _legend_below(fig, *ax.get_legend_handles_labels(), ncol=2 if refs else 1)
+        else:
+            ax.legend(frameon=False, loc="best", fontsize=7)
     dtype = frames[0]["dtype"].iloc[0] if "dtype" in frames[0] else ""
-    ax.set_title(title or device_title(f"Matmul throughput vs size ({dtype})", result))
+    ax.set_title(title or _title(f"Matmul throughput vs size ({dtype})", result, refs))
     return fig

@@ -73,9 +73,12 @@ def _label_widest(ax, bars, y, height, span, count):
 
 
 def _draw(ax, run, steps, labels, height=0.5):
+    """The timeline of ``run`` on ``ax``; time counts from the first step's first operator (the
+    profiler's step mark comes earlier, by the profiler's own work), as the chapter's text does."""
     records = list(run.records)
-    start, end, marks = _window(records, steps)
-    inside = [r for r in records if start - 1e-12 <= r["start_seconds"] <= end]
+    mark, end, marks = _window(records, steps)
+    inside = [r for r in records if mark - 1e-12 <= r["start_seconds"] <= end]
+    start = min((r["start_seconds"] for r in inside if _shown(r)), default=mark)
     lanes = _lanes(inside)
     y_of = {lane: len(lanes) - 1 - i for i, lane in enumerate(lanes)}
     span = end - start
@@ -107,9 +110,9 @@ def _draw(ax, run, steps, labels, height=0.5):
             ax.plot([r["start_seconds"] - start, k["start_seconds"] - start],
                     [y_of[r["lane"]] - height / 2, y_of[k["lane"]] + height / 2], color="0.35", lw=0.5,
                     alpha=0.6)
-    for i, (s0, _) in enumerate(marks):
-        ax.axvline(s0 - start, color="0.3", lw=0.6, ls=":")
-        ax.text(s0 - start, len(lanes) - 0.45, f" step {i + 1}", fontsize=7, color="0.3", va="bottom")
+    for i, (s0, _) in enumerate(marks):     # the first step's mark, before its first operator: at 0
+        ax.axvline(max(s0 - start, 0.0), color="0.3", lw=0.6, ls=":")
+        ax.text(max(s0 - start, 0.0), len(lanes) - 0.45, f" step {i + 1}", fontsize=7, color="0.3", va="bottom")
     ax.set_ylim(-0.7, len(lanes) - 0.1)
     ax.set_yticks(range(len(lanes)), [_lane_label(lane) for lane in lanes][::-1])
     ax.set_xlim(0, span * 1.002)
@@ -143,7 +146,8 @@ def trace_timeline(result, reference=None, steps=1, labels=8, title=None):
         text = (reference_label(run) if ref else
                 title or device_title(f"{_meta(run).get('model', 'A model')}, {shown}, traced", run))
         ax.set_title(text, loc="left", fontsize=9, color="0.35" if ref else "black")
-        ax.set_xlabel("time since the step began" if steps == 1 else "time since the first step began")
+        ax.set_xlabel("time since the step's first operator" if steps == 1 else
+                      "time since the first step's first operator")
     present = {r["category"] for run in runs for r in run.records if _shown(r) or r["category"] == "launch"}
     names = {"operator": "operator (host)", "launch": "kernel launch (host)", "runtime": "other runtime call",
              "kernel": "kernel (GPU)"}

@@ -1,6 +1,7 @@
 """Chapter 8, making one model go brrr: a sentence per step, chosen by what the step measured
 against the step before it, and why the next step should help given the regime that dominates;
-then the summary (overall speed-up, final MFU).
+then the summary (overall speed-up, final MFU, which steps moved the dominant regime), and what the
+reference runs measured, for under the steps' table and figure.
 
 Every function takes the Result of :func:`brrr.experiments.capstone.run_steps` and the reference
 runs of it (:func:`brrr.reference.beside`), and returns :class:`~brrr.prose.Prose`.
@@ -172,7 +173,7 @@ def _next_hint(r, result, base=None) -> str:
         return f" This step has no profile: {base.get('profile_skipped') or 'it was not profiled'}."
     share = (base.get("regime_shares") or {}).get(regime, 0.0)
     whose = " of the eager operators the compiler starts from" if base.get("compile") else ""
-    subject = "Its profile" if base is r else f"The next step builds on {base['label']}, whose profile"
+    subject = "Its profile" if base is r else f"The profile of {base['label']}"
     text = (f" {subject} (`brrr.profile`{whose}) puts {w.percent(share)} of the operators' time in "
             f"{REGIME_WORDS.get(regime, str(regime))}")
     cpu = r["backend"] == "cpu"
@@ -181,8 +182,10 @@ def _next_hint(r, result, base=None) -> str:
     if key == "batch":
         text += (", so the next step gives each call more work: a larger batch pays the same fixed costs once for "
                  "many tokens." if regime == "overhead-bound" else
-                 ", so even one short sequence is not mostly fixed cost here. A larger batch still helps: it "
-                 "shares each weight read among more tokens, which raises the matmuls' intensity.")
+                 ", not in overhead-bound ones, so one short sequence is not mostly the cost of issuing calls here. "
+                 "A larger batch still helps: every matmul reads its whole weight matrix once per call, whatever "
+                 "the number of tokens, so more tokens per call share each weight read, which raises the matmuls' "
+                 "intensity.")
     elif key == "autocast":
         if cpu and native is False:
             text += (". The next step, low precision, is the remedy for compute-bound matmuls on hardware with fast "
@@ -247,9 +250,44 @@ def _reference_step(run, key: str) -> Prose:
     return Prose(t, {f"reference {w.device_of(run)}": outcome})
 
 
-def summary(result, references=()) -> Prose:
+def regime_path(result) -> Prose:
+    """Which steps moved the dominant regime of the operators' time, against the configuration each
+    changed, and which left it where it was (or nothing, where no two profiles can be compared)."""
+    moved, stayed = [], []
+    for r in result.records:
+        before = None if r.get("skipped") else _previous(result, r["step"])
+        if before is None or r.get("regime") is None or before.get("regime") is None:
+            continue
+        if r["regime"] != before["regime"]:
+            moved.append(f"{r['label']} (from {before['regime']} to {r['regime']})")
+        else:
+            stayed.append(r)
+    if not moved and not stayed:
+        return Prose("", {"regime_outcome": "no profiles"})
+    if not stayed:
+        text, outcome = f"Every step that ran moved the dominant regime of the operators' time: {w.listing(moved)}.", \
+            "all moved"
+    elif not moved:
+        text, outcome = (f"No step moved the dominant regime of the operators' time: every profile put most of it in "
+                         f"{stayed[0]['regime']} operators."), "none moved"
+    else:
+        text = (f"Of the steps that ran, only {w.listing(moved)} moved the dominant regime of the operators' time; "
+                f"{w.listing(r['label'] for r in stayed)} left it where the configuration before "
+                f"{'it' if len(stayed) == 1 else 'each'} had it.")
+        outcome = "some moved"
+    eager = [r["label"] for r in stayed if r["step"] in ("compile", "graphs")]
+    if eager:
+        one = len(eager) == 1
+        text += (f" The profile{'' if one else 's'} of {w.listing(eager)} {'is that' if one else 'are those'} of the "
+                 f"eager operators the compiler starts from, so {'it' if one else 'they'} cannot show a regime that "
+                 "compiling changed.")
+    return Prose(text, {"regime_outcome": outcome, "regime_moves": len(moved)})
+
+
+def summary(result) -> Prose:
     """Where the steps took the model: from the first step to the configuration kept at the end
-    (overall speed-up, MFU), which changes stayed, which were undone, and which were skipped."""
+    (overall speed-up, MFU), which changes stayed, which were undone, which were skipped, and which
+    steps moved the dominant regime. The reference runs are in :func:`reference_runs`."""
     from ..experiments.capstone import overall
     o = overall(result)
     recs = _records(result)
@@ -281,7 +319,14 @@ def summary(result, references=()) -> Prose:
         text += f" Skipped here: {w.listing(skipped)}."
     facts = {"outcome": outcome, "speedup": o["speedup"], "kept": len(o["kept"]), "undone": len(o["undone"]),
              "last_mfu": o["last_mfu"]}
-    return with_references(Prose(text, facts), references, "these steps", _reference_summary, shown="table")
+    return Prose(text, facts) + regime_path(result)
+
+
+def reference_runs(references=()) -> Prose:
+    """Where each reference run's steps took the model, or the sentence that none ships: for the
+    page to show under the steps' table and figure."""
+    return with_references(Prose("", {}), references, "these steps", _reference_summary,
+                           shown="table and the figure")
 
 
 def _reference_summary(run) -> Prose:

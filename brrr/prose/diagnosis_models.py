@@ -7,18 +7,42 @@ import math
 
 from . import Prose, with_references
 from . import words as w
-from .diagnosis_regimes import FLOOR_FACTOR, _cpu, _device, _pct, _split, _where, frame, regime_facts
+from .diagnosis_regimes import _cpu, _device, _pct, _split, _summary, _where, frame, regime_facts
 
 # --- BERT: where the FLOPs go and where the time goes -----------------------------------------
 
+def _v100_ridge() -> float:
+    """The ridge of Ivanov et al.'s V100 with FP16 tensor cores (spec sheet, :mod:`brrr.specs`), FLOP/byte."""
+    from ..specs import GPU_SPECS
+    v100 = GPU_SPECS["V100"]
+    return v100.fp16_tensor / v100.bandwidth
+
+
+def _matmul_ridge(t) -> float:
+    """The ridge the profiler used for these matmuls: their compute roof (FLOPs / roofline time of a
+    compute-bound matmul row) over the bandwidth roof (bytes / roofline time of a memory-bound row);
+    the device's float32 peaks where the table has no such row."""
+    s = _summary(t)
+    mm = t[(t.category == "matmul") & (t.regime == "compute-bound") & (t.roofline_seconds > 0)]
+    mem = t[(t.regime == "memory-bound") & (t.roofline_seconds > 0)]
+    peak = float((mm.flops / mm.roofline_seconds).max()) if len(mm) else s.get("peak_flops_float32", math.nan)
+    bandwidth = float((mem.nbytes / mem.roofline_seconds).max()) if len(mem) else s.get("peak_bandwidth", math.nan)
+    return peak / bandwidth
+
+
 def bert_facts(data) -> dict:
-    """Ivanov et al.'s three classes in a profile: FLOP and time shares, FLOP/s gaps, bytes."""
+    """Ivanov et al.'s three classes in a profile: FLOP and time shares, FLOP/s gaps, bytes; the
+    gaps the roofline alone would give, each class's efficiency, and the ridge against the V100's."""
     from ..profiler import category_totals, ivanov_comparison
     t = frame(data)
     totals = category_totals(t)
     m = ivanov_comparison(totals).set_index(["category", "quantity"]).measured
     gap = "matmul FLOP/s ÷ this FLOP/s"
     three = totals.reindex(["matmul", "normalisation", "elementwise"]).fillna(0)
+    roofs = t.groupby("category").roofline_seconds.sum().reindex(three.index).fillna(0)
+    eff = roofs / three.seconds.where(three.seconds > 0)
+    at_roof = three.flops / roofs.where(roofs > 0)                 # FLOP/s at the roof, per class
+    small = ["normalisation", "elementwise"]
     ln = t[t.op == "native_layer_norm"]
     tokens = None
     if len(ln):
@@ -36,19 +60,122 @@ def bert_facts(data) -> dict:
             "norm_time": float(m["normalisation", "share of time"]),
             "ew_time": float(m["elementwise", "share of time"]),
             "norm_gap": float(m["normalisation", gap]), "ew_gap": float(m["elementwise", gap]),
-            "small_bytes": float(three.nbytes[["normalisation", "elementwise"]].sum() / three.nbytes.sum()),
+            "norm_roof_gap": float(at_roof["matmul"] / at_roof["normalisation"]),
+            "ew_roof_gap": float(at_roof["matmul"] / at_roof["elementwise"]),
+            "mm_eff": float(eff["matmul"]), "small_eff": float(roofs[small].sum() / three.seconds[small].sum()),
+            "ridge": _matmul_ridge(t), "v100_ridge": _v100_ridge(),
+            "small_bytes": float(three.nbytes[small].sum() / three.nbytes.sum()),
             "small_flops": float(1 - mm_flops), "tokens": tokens, "shape": shape_outcome,
             "device": _device(t), "cpu": _cpu(t),
-            "floor_far_above": (t.attrs.get("replay_floor_seconds") or 0) > FLOOR_FACTOR * (t.attrs.get("overhead_seconds") or math.inf)}
+            "floor_share": _floor_share(t, small)}
+
+
+def _floor_share(t, categories) -> float:
+    """How much of these categories' replayed time the replay floor makes (each row pays it once)."""
+    rows = t[t.category.isin(categories)]
+    fl, total = t.attrs.get("replay_floor_seconds"), float(rows.seconds.sum())
+    if not fl or not math.isfinite(fl) or not total > 0:
+        return 0.0
+    return min(1.0, len(rows) * fl / total)
 
 
 def _gap(value: float) -> str:
     return f"{w.number(value)}×" if math.isfinite(value) else "an unmeasured factor"
 
 
+PUBLISHED_MATMUL_TIME = 0.61
+FLOOR_SHARE = 0.10    # the replay floor counts as a cause where it is over 10% of the small operators' time
+CLOSE_SHARE = 0.05    # a time share within 5 points of the published 61% is "close to the paper's"
+
+
+def _causes(b) -> dict:
+    """What moves time towards the matmuls (+1) or away from them (-1), with the words for it."""
+    ratio = b["v100_ridge"] / b["ridge"]
+    ridge = 1 if ratio > 1 + w.SAME else -1 if ratio < 1 / (1 + w.SAME) else 0
+    m, s = b["mm_eff"], b["small_eff"]
+    eff = 1 if m < s / (1 + w.SAME) else -1 if s < m / (1 + w.SAME) else 0
+    out = {}
+    if ridge:
+        out["ridge"] = (ridge, f"this device's {'lower' if ridge > 0 else 'higher'} ridge")
+    if eff:
+        out["efficiency"] = (eff, "the matmuls running further below their roof than the small operators" if eff > 0
+                             else "the small operators running further below their roofs than the matmuls")
+    if b["floor_share"] > FLOOR_SHARE:
+        out["floor"] = (-1, f"the replay floor (see above; {w.percent(b['floor_share'])} of the small operators' "
+                            "replayed time)")
+    return out
+
+
+def _why_share(b) -> tuple:
+    """(text, outcome): the matmuls' share of the time against the paper's 61%, and what moved it, from
+    this device's ridge against the V100's, the classes' efficiencies and the replay floor."""
+    ratio = b["v100_ridge"] / b["ridge"]
+    rel = (f"{w.times(ratio)} lower" if ratio > 1 + w.SAME else
+           f"{w.times(1 / ratio)} higher" if ratio < 1 / (1 + w.SAME) else "about the same")
+    text = (f" Ivanov et al. trained BERT-large on a V100 GPU, whose FP16 tensor cores put its ridge at "
+            f"{w.number(b['v100_ridge'])} FLOP/byte; the ridge of these matmuls here is {w.number(b['ridge'])} "
+            f"FLOP/byte, {rel}. The lower the ridge, the less a memory-bound operator falls behind the matmuls' "
+            f"FLOP/s, and the more of the time the matmuls take. The matmuls ran at {w.percent(b['mm_eff'])} of their "
+            f"roof and the normalisation and elementwise operators at {w.percent(b['small_eff'])} of theirs.")
+    causes = _causes(b)
+    towards, away = _joined(causes, 1), _joined(causes, -1)
+    if b["mm_time"] > PUBLISHED_MATMUL_TIME + CLOSE_SHARE:
+        if towards:
+            back = f"; {away} moved some of it back" if away else ""
+            return text + f" {_cap(towards)} moved time towards the matmuls{back}.", "more: explained"
+        return (text + " Neither the ridge nor the efficiencies moved time towards the matmuls, so the difference "
+                "lies in the layer itself, whose sizes are not the paper's."), "more: unexplained"
+    if b["mm_time"] < PUBLISHED_MATMUL_TIME - CLOSE_SHARE:
+        if away:
+            back = f"; {towards} moved some of it back" if towards else ""
+            return text + f" {_cap(away)} moved time away from the matmuls{back}.", "less: explained"
+        return (text + " Nothing here moved time away from the matmuls, so the difference lies in the layer itself, "
+                "whose sizes are not the paper's."), "less: unexplained"
+    if towards and away:
+        return (text + f" {_cap(towards)} and {away} pull in opposite ways and roughly cancel, leaving the share "
+                "close to the paper's."), "close: cancel"
+    if towards or away:
+        return (text + f" {_cap(towards or away)} would move time {'towards' if towards else 'away from'} the "
+                "matmuls, yet their share is close to the paper's: the layer's sizes are not the paper's either."), \
+            "close: one way"
+    return text + " Nothing here moves the share far from the paper's.", "close: nothing"
+
+
+def _joined(causes: dict, direction: int) -> str:
+    """The causes pulling one way, each set off by commas: 'a, and b,' reads apart where 'a and b' would not."""
+    items = [words for d, words in causes.values() if d == direction]
+    return "".join(items) if len(items) <= 1 else ", and ".join(items) + ","
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _why_gaps(b) -> str:
+    """The FLOP/s gaps against the published ones: the gaps at the roofs (about the ridge over each class's
+    intensity) times the matmuls' efficiency over each class's, which is what was measured."""
+    if not (math.isfinite(b["norm_gap"]) and math.isfinite(b["ew_gap"])):
+        return ""
+    if b["norm_gap"] < 250 and b["ew_gap"] < 700:
+        text = " The FLOP/s gaps are smaller than published."
+    elif b["norm_gap"] > 250 and b["ew_gap"] > 700:
+        text = " The FLOP/s gaps are larger than published" + (
+            ": part of the small operators' time here is the replay floor every row pays (see above)."
+            if b["floor_share"] > FLOOR_SHARE else ".")
+    else:
+        text = " One FLOP/s gap is above the published one and the other below."
+    if math.isfinite(b["norm_roof_gap"]) and math.isfinite(b["ew_roof_gap"]) and b["ew_roof_gap"] > 0:
+        text += (f" Had every operator run at its roof, the normalisations would have run "
+                 f"{_gap(b['norm_roof_gap'])} and the elementwise operators {_gap(b['ew_roof_gap'])} below the "
+                 "matmuls (about the ridge divided by their FLOPs per byte); the measured gaps are those times the "
+                 "matmuls' efficiency over each class's.")
+    return text
+
+
 def bert(table, references=()) -> Prose:
     """Ivanov et al.'s BERT measurement against this run: FLOP and time shares of the matmuls,
-    normalisations and elementwise operators, their FLOP/s gaps, and whether the shape holds."""
+    normalisations and elementwise operators, their FLOP/s gaps, and whether the shape holds; what
+    moved the time (the ridge against the V100's, the efficiencies, the replay floor)."""
     b = bert_facts(table)
     who = f"With {b['tokens']:,} tokens through the layer, the" if b["tokens"] else "The"
     text = (f"{who} matmuls did {_pct(b['mm_flops'])} of the FLOPs (published: 99.8%) and took "
@@ -64,40 +191,13 @@ def bert(table, references=()) -> Prose:
         "not reproduced": (" This run does not reproduce the published shape: the matmuls took almost all of "
                            "the time as well as the FLOPs."),
     }[b["shape"]]
-    if b["cpu"] and b["mm_time"] > 0.61 + 0.05:
-        text += (" Ivanov et al. trained BERT-large on a V100 GPU, whose matmuls run on tensor cores far above "
-                 "its bandwidth roof, so there the memory-bound operators weigh more. A CPU's ridge point is "
-                 "much lower and its matmuls run further below their peak, which moves time towards the "
-                 "matmuls.")
-    elif b["cpu"] and b["mm_time"] < 0.61 - 0.05:
-        text += (" On a CPU the matmuls would be expected to take more of the time than on Ivanov et al.'s V100, "
-                 "whose tensor cores run them far above its bandwidth roof; here they took less"
-                 + (": part of the small operators' replayed time is the replay floor every row pays (see above)."
-                    if b["floor_far_above"] else
-                    ": the matmuls here ran further below their roof than the small operators below theirs."))
-    elif b["cpu"]:
-        text += (" The matmuls' share of the time is close to the paper's, on a CPU whose ridge point is much "
-                 "lower than the V100's: the two differences (slower matmuls here, and a bandwidth roof closer "
-                 "to the compute roof) roughly cancel.")
-    else:
-        text += (" On a GPU, as on Ivanov et al.'s V100, the matmuls run far above the bandwidth roof, so "
-                 "every operator that is not a matmul is memory- or overhead-bound and weighs more in time "
-                 "than in FLOPs.")
-    small_gaps = b["norm_gap"] < 250 and b["ew_gap"] < 700
-    large_gaps = b["norm_gap"] > 250 and b["ew_gap"] > 700
-    if small_gaps:
-        text += (" The FLOP/s gaps are smaller than published: relative to the small operators, the matmuls here "
-                 "ran further below their peak than on the V100.")
-    elif large_gaps:
-        text += " The FLOP/s gaps are larger than published"
-        text += (": part of the small operators' time here is the replay floor every row pays (see above)."
-                 if b["floor_far_above"] else ": the matmuls here run closer to their peak than the small "
-                 "operators run to their bandwidth roof.")
+    why, share_outcome = _why_share(b)
+    text += why + _why_gaps(b)
     text += (f" The byte shares do not depend on the machine: the normalisation and elementwise operators "
              f"moved {_pct(b['small_bytes'])} of the bytes.")
     facts = {k: b[k] for k in ("mm_flops", "mm_time", "norm_time", "ew_time", "norm_gap", "ew_gap",
-                                "small_bytes", "shape")}
-    facts["outcome"] = b["shape"]
+                                "small_bytes", "shape", "mm_eff", "small_eff", "ridge")}
+    facts.update(outcome=b["shape"], share_outcome=share_outcome)
     return with_references(Prose(text, facts), references, "this profile", _reference_bert, shown="table")
 
 

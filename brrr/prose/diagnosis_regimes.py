@@ -16,6 +16,9 @@ from .words import ABOVE_ROOF
 
 REGIMES = ("compute-bound", "memory-bound", "overhead-bound")
 FLOOR_FACTOR = 3.0     # a replay floor above 3x the fixed cost is "far above" it
+SLOW_EFFICIENCY = 0.10  # an operator under 10% of its roof ...
+SLOW_SHARE = 0.10       # ... that holds over 10% of the summed time gets a sentence of its own
+RANDOM_OPS = ("bernoulli", "uniform", "normal", "rand", "native_dropout", "exponential", "multinomial")
 
 
 # --- helpers ----------------------------------------------------------------------------------
@@ -160,7 +163,7 @@ def regimes(table, references=()) -> Prose:
         text += (f" Against their roofline times, the rows reached a median efficiency of {w.percent(e['median'])}; "
                  f"the highest was `{e['best_op']}`, at {w.percent(e['best'])}.")
         facts["efficiency"] = e
-    parts = [fixed, Prose(text, facts), floor(table)]
+    parts = [fixed, Prose(text, facts), floor(table), slow_rows(table)]
     above = f["above_roof"]
     if above:
         llc = _summary(frame(table)).get("l2_bytes") or 0
@@ -217,6 +220,61 @@ def floor(table) -> Prose:
                  "a replayed call costs about what a call costs.")
         outcome = "close"
     return Prose(text, {"floor_seconds": fl, "floor_outcome": outcome})
+
+
+def _draws_random_numbers(op: str) -> bool:
+    base = op.split(".")[0].strip("_")
+    return base.startswith(RANDOM_OPS) and not base.endswith("backward")
+
+
+def slow_rows(table) -> Prose:
+    """The operators far below their roofs (under ``SLOW_EFFICIENCY``) that still hold much of the time
+    (over ``SLOW_SHARE``), and what the roofline's counts leave out for each: the work of drawing
+    random numbers, the replay floor, or something else it does not see."""
+    from ..profiler.counting import PER_ELEMENT_FLOPS
+    t = frame(table)
+    total = float(t.seconds.sum())
+    timed = t[(t.seconds > 0) & (t.roofline_seconds > 0)]
+    if not len(timed) or not total > 0:
+        return Prose("", {"slow_rows": []})
+    g = timed.groupby("op", sort=False).agg(seconds=("seconds", "sum"), roof=("roofline_seconds", "sum"),
+                                            rows=("seconds", "size"), regime=("regime", "first"))
+    g["share"], g["efficiency"] = g.seconds / total, g.roof / g.seconds
+    slow = g[(g.efficiency < SLOW_EFFICIENCY) & (g.share > SLOW_SHARE)]
+    slow = slow.sort_values("share", ascending=False, kind="stable")
+    if not len(slow):
+        return Prose("", {"slow_rows": []})
+    fl = t.attrs.get("replay_floor_seconds")
+    found = [f"`{op}` ({w.percent(r.share)} of the summed replayed time, at {w.percent(r.efficiency)} of its roof)"
+             for op, r in slow.iterrows()]
+    text = (f"{'One operator' if len(slow) == 1 else f'{w.spelled(len(slow)).capitalize()} operators'} ran far "
+            f"below {'its roof' if len(slow) == 1 else 'their roofs'} and still took much of the time: "
+            f"{w.listing(found)}.")
+    kinds = {op: "random" if _draws_random_numbers(op) else
+             "floor" if fl and math.isfinite(fl) and r.seconds / r.rows < 2 * fl else "other"
+             for op, r in slow.iterrows()}
+    for op, r in slow.iterrows():
+        if kinds[op] == "random":
+            per = PER_ELEMENT_FLOPS.get(op.split(".")[0], 1)
+            modules = t[t.op == op].module.astype(str) if "module" in t else []
+            what = "dropout's random mask" if any("dropout" in m for m in modules) else "random numbers"
+            text += (f" `{op}` draws {what}. Drawing a random number takes many instructions per element, and brrr "
+                     f"counts {per} FLOP{'s' if per != 1 else ''} per element, so its roofline time, and the label "
+                     f"{r.regime}, leave out most of its work. Fusing it with its neighbours would save its bytes, "
+                     "not that work.")
+    floor_ops = [f"`{op}`" for op in slow.index if kinds[op] == "floor"]
+    if floor_ops:
+        text += (f" The rows of {w.listing(floor_ops)} averaged less than twice the replay floor of {w.seconds(fl)} "
+                 "(see above), so at least half of their time is the floor, not their work.")
+    other = [f"`{op}`" for op in slow.index if kinds[op] == "other"]
+    if other:
+        one = len(other) == 1
+        text += (f" The roofline counts only the FLOPs and bytes of {w.listing(other)}, and something it leaves out "
+                 f"holds {'it' if one else 'them'} back: more instructions per element than counted, a kernel that "
+                 "does not vectorise, a strided layout that reads memory out of order, or other programs taking "
+                 "the machine's cores.")
+    return Prose(text, {"slow_rows": [(op, float(r.share), float(r.efficiency), kinds[op])
+                                      for op, r in slow.iterrows()]})
 
 
 def rows_vs_model(table) -> Prose:
