@@ -9,7 +9,10 @@ from __future__ import annotations
 import datetime
 import functools
 import os
+import platform
+import re
 import statistics
+import subprocess
 import time
 from typing import Optional
 
@@ -28,6 +31,53 @@ _PEAK_LABELS = {"bandwidth": "the copy bandwidth (np.copyto)", "flops_float32": 
                 "flops_float64": "the float64 matmul rate"}
 _MIN_ROUNDS = 5
 _AGREE = 0.10  # the two best rounds must agree this closely (relative) for a peak to count as reproduced
+
+
+def roof_copy_bytes() -> int:
+    """Bytes per array of the copy that measures the bandwidth peak: 8x the last-level cache, at least 64 MiB."""
+    return max(8 * last_level_cache_bytes(), 64 * 2 ** 20) // 4 * 4
+
+
+def _loader() -> str:
+    """The path of this process's dynamic loader (ld.so), read from /proc/self/maps."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1]
+                if re.search(r"/ld-linux[^/]*\.so[.\d]*$", path):
+                    return path
+    except OSError:
+        pass
+    return "/lib64/ld-linux-x86-64.so.2"
+
+
+@functools.lru_cache(maxsize=None)
+def streaming_store_threshold() -> Optional[int]:
+    """Bytes above which the C library's ``memcpy`` (what ``np.copyto`` calls for a contiguous
+    copy) writes with streaming (non-temporal) stores, or None where that cannot be read.
+
+    glibc on x86-64 copies anything larger than its ``x86_non_temporal_threshold`` tunable with
+    stores that go straight to memory; a smaller copy uses ordinary stores, each of which first
+    reads its destination's cache line (write-allocate), so memory moves 3 bytes for every 2 a
+    copy counts. ``ld.so --list-tunables`` prints the threshold this machine uses.
+    """
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64") \
+            or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        out = subprocess.run([_loader(), "--list-tunables"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"glibc\.cpu\.x86_non_temporal_threshold:\s*(0x[0-9a-fA-F]+|\d+)", out)
+    return int(found.group(1), 0) if found else None
+
+
+def store_facts() -> dict:
+    """How this CPU's copies store, for a result's meta: ``arch`` (``platform.machine()``),
+    ``streaming_store_threshold`` (see :func:`streaming_store_threshold`; None if unknown) and
+    ``roof_copy_bytes`` (bytes per array of the copy behind the cached bandwidth peak)."""
+    return {"arch": platform.machine(), "streaming_store_threshold": streaming_store_threshold(),
+            "roof_copy_bytes": roof_copy_bytes()}
 
 
 def _round_best(fn, work: float, seconds: float, min_calls: int = 2) -> float:
@@ -63,7 +113,7 @@ def _measure_cpu_rates(quick: bool) -> tuple:
     spent (quick mode: 1.5 and 3 s; else 3 and 10 s).
     """
     import numpy as np
-    n = max(8 * last_level_cache_bytes(), 64 * 2 ** 20) // 4
+    n = roof_copy_bytes() // 4
     src = np.ones(n, dtype=np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)  # fault the pages in before timing

@@ -87,7 +87,9 @@ def time_lines(result, variant: str = "fused", fuser=None, per_element: bool = F
 def cos_cases(result):
     """The ``x.cos().cos()`` comparison of a ``fusion_speedup(ks=(1, 2), op='cos')`` run: a
     Result (same meta) with one record per case ('cos', 'cos().cos(), fused', 'cos().cos(),
-    unfused'): 'time per call' and 'roofline time' (seconds) and the roofline's regime."""
+    unfused'): 'time per call' and 'roofline time' (seconds), 'share of roofline speed' (roofline
+    time / time per call: 1 is as fast as the roofline allows) and 'roofline regime (cos = 1 FLOP)',
+    the regime the roofline predicts from a count that takes a cos for one FLOP."""
     frame = _frame(result)
     rows = []
     for k, variant, case in ((1, "fused", "cos"), (2, "fused", "cos().cos(), fused"),
@@ -96,5 +98,6 @@ def cos_cases(result):
         if len(match):
             r = match.iloc[0]
             rows.append({"case": case, "time per call": r.seconds, "roofline time": r.predicted_seconds,
-                         "regime (roofline)": r.predicted_regime})
+                         "share of roofline speed": r.predicted_seconds / r.seconds,
+                         "roofline regime (cos = 1 FLOP)": r.predicted_regime})
     return Result("cos_cases", rows, dict(result.meta))

@@ -12,30 +12,33 @@ import math
 
 from .roofline import Roofline
 
+SLIDERS_ROOF = "roof set by the sliders"
+
 
 def explain(roof: Roofline, intensity: float, nbytes: float) -> str:
     """One line: regime, attainable FLOP/s and expected time of a kernel moving ``nbytes`` bytes
     at ``intensity`` FLOP/byte on ``roof``."""
-    from .units import format_bytes, format_rate
+    from .units import format_bytes, format_rate, format_si
     from .units import format_seconds
     flops = intensity * nbytes
     regime = roof.regime(flops, nbytes)
     seconds = float(roof.time(flops, nbytes))
     return (f"{regime}: {intensity:.3g} FLOP/byte is {'below' if intensity < roof.ridge else 'above'} "
             f"the ridge ({roof.ridge:.3g} FLOP/byte); attainable {format_rate(roof.attainable(intensity))}; "
-            f"moving {format_bytes(nbytes)} and doing {flops:.3g} FLOPs takes at least "
+            f"moving {format_bytes(nbytes)} and doing {format_si(flops, 'FLOP')}s takes at least "
             f"{format_seconds(seconds)} (memory {format_seconds(float(roof.t_mem(nbytes)))}, "
             f"math {format_seconds(float(roof.t_math(flops)))})")
 
 
-def roofline_figure(roof: Roofline, intensity: float, nbytes: float, ax=None):
-    """The roofline with one kernel's predicted point on it (no measuring)."""
+def roofline_figure(roof: Roofline, intensity: float, nbytes: float, ax=None, device=None):
+    """The roofline with one kernel's predicted point on it (no measuring); ``device`` (a
+    :class:`brrr.Device`) names where the roof's peaks come from."""
     from . import plot
     flops = intensity * nbytes
     point = {"label": f"your kernel ({intensity:.3g} FLOP/byte)", "flops": flops, "nbytes": nbytes,
              "seconds": float(roof.time(flops, nbytes))}
     lo, hi = min(intensity, roof.ridge) / 64, max(intensity, roof.ridge) * 64
-    fig = plot.roofline(roof, points=[point], ax=ax, annotate_points=True,
+    fig = plot.roofline(roof, points=[point], ax=ax, annotate_points=True, device=device,
                         xlim=(2.0 ** math.floor(math.log2(lo)), 2.0 ** math.ceil(math.log2(hi))),
                         title=f"Roofline explorer{': ' + roof.name if roof.name else ''}")
     return fig
@@ -52,7 +55,7 @@ def _live_kernel() -> bool:
 
 
 def roofline_explorer(roof: Roofline = None, intensity: float = 1.0, nbytes: float = 2 ** 28,
-                      static=None):
+                      static=None, device=None):
     """Sliders for intensity (FLOP/byte), peak FLOP/s, bandwidth (bytes/s) and bytes moved.
 
     The point on the roofline moves with them, and a line below says the
@@ -64,6 +67,8 @@ def roofline_explorer(roof: Roofline = None, intensity: float = 1.0, nbytes: flo
     present, otherwise a static figure at the starting values (returned as a
     matplotlib Figure). ``static=True`` always returns the figure.
     Interactive: returns the widget box (display it, or let Jupyter do so).
+    ``device``: the :class:`brrr.Device` whose roof ``roof`` is, so the legend says where its
+    peaks come from (a CPU's are measured, not a spec sheet).
     """
     if roof is None:
         from .specs import GPU_SPECS
@@ -82,13 +87,13 @@ def roofline_explorer(roof: Roofline = None, intensity: float = 1.0, nbytes: flo
         except ImportError:
             static = True
     if static:
-        return _static_figure(roof, intensity, nbytes)
-    return Explorer(_interactive(roof, intensity, nbytes), _static_figure(roof, intensity, nbytes))
+        return _static_figure(roof, intensity, nbytes, device)
+    return Explorer(_interactive(roof, intensity, nbytes, device), _static_figure(roof, intensity, nbytes, device))
 
 
-def _static_figure(roof, intensity, nbytes):
+def _static_figure(roof, intensity, nbytes, device=None):
     import textwrap
-    fig = roofline_figure(roof, intensity, nbytes)
+    fig = roofline_figure(roof, intensity, nbytes, device=device)
     # Above the chart: the roofline draws its legend below it.
     fig.suptitle(textwrap.fill(explain(roof, intensity, nbytes), 110), fontsize=8, color="0.25")
     return fig
@@ -121,7 +126,7 @@ def _widget_bundle(widget, include=None, exclude=None) -> dict:
                                                           "model_id": widget._model_id}}
 
 
-def _interactive(roof, intensity, nbytes):
+def _interactive(roof, intensity, nbytes, device=None):
     import ipywidgets as w
     import matplotlib.pyplot as plt
     from IPython.display import display
@@ -142,7 +147,10 @@ def _interactive(roof, intensity, nbytes):
     def update(intensity, peak_flops, peak_bandwidth, nbytes):
         r = roof.with_ceilings(peak_flops=peak_flops, peak_bandwidth=peak_bandwidth,
                                compute_ceilings={}, memory_ceilings={})
-        fig = roofline_figure(r, intensity, nbytes)
+        moved = (peak_flops, peak_bandwidth) != (roof.peak_flops, roof.peak_bandwidth)
+        if moved:   # no longer the device's roof
+            r.name = SLIDERS_ROOF
+        fig = roofline_figure(r, intensity, nbytes, device=None if moved else device)
         display(fig)
         plt.close(fig)
         readout.value = f"<b>{explain(r, intensity, nbytes)}</b>"

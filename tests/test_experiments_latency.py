@@ -32,6 +32,7 @@ def test_cpu_sweep_records_are_valid():
     assert latency > 0 and r.meta["latency"]["buffer_bytes"] == CHASE
     assert r.meta["unit"] == "threads" and r.meta["max_threads"] == most
     assert r.meta["roof_bandwidth"] == brrr.device().peak_bandwidth
+    assert set(r.meta["stores"]) == {"arch", "streaming_store_threshold", "roof_copy_bytes"}   # how copies store
     for rec in r.records:
         assert rec["backend"] == "cpu" and rec["library"] == "numba" and rec["unit"] == "threads"
         assert rec["threads"] == rec["parallelism"] and rec["size"] == TINY

@@ -299,3 +299,19 @@ def test_sweep_mfu_axis_in_percent():
     ax = fig.axes[0]
     fig.canvas.draw()
     assert "%" in ax.get_ylabel() and any(t.get_text().endswith("%") for t in ax.get_yticklabels())
+
+
+def test_explorer_names_where_a_cpus_roof_comes_from(monkeypatch):
+    from brrr import widgets
+    dev = brrr.device()
+    roof = brrr.Roofline.from_device(dev)
+    legend = " ".join(texts(widgets.roofline_explorer(roof, static=True, device=dev)))
+    if not dev.on_gpu:
+        assert "measured once, cached" in legend and "spec sheet" not in legend
+    assert "MFLOP" in widgets.explain(roof, 0.125, 2 ** 28)   # 33.6 MFLOPs, not 3.36e+07
+    seen = []
+    monkeypatch.setattr(widgets, "roofline_figure", lambda r, *a, device=None, **k: seen.append((r.name, device))
+                        or matplotlib.figure.Figure())
+    box = widgets._interactive(roof, 1.0, 1e9, device=dev)
+    box.children[1].value = roof.peak_flops * 4                  # the sliders' roof is no device's
+    assert seen[-1] == (widgets.SLIDERS_ROOF, None)

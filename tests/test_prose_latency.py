@@ -82,7 +82,9 @@ def test_no_gain_far_below_the_roof():
 def test_still_rising_on_a_two_core_cpu():
     text, facts = text_of(run([(1, 8.0), (2, 14.0)]))
     assert facts["outcome"] == "still rising" and facts["flat_at"] is None
-    assert "still rising at the largest count, 2 threads (14 GB/s, 70% of the measured DRAM bandwidth)" in text
+    assert ("The bandwidth grew from one thread to two threads (14 GB/s, 70% of the measured DRAM bandwidth), "
+            "the largest count" in text)
+    assert "at every step" not in text       # one step is not "every step"
     assert "With only two threads available here, one per core" in text
 
 
@@ -139,6 +141,51 @@ def test_littles_law_with_the_measured_latency():
     assert f"about {words.size(one)} in flight, some {words.number(one / 64, 2)} cache lines" in text
     assert f"the roof needs about {words.size(20e9 * 100e-9)}, {words.times(2.0)} as much" in text
     assert "estimates are low ones" in text
+
+
+STORES = {"arch": "x86_64", "streaming_store_threshold": 192 * 2 ** 20, "roof_copy_bytes": 256 * 2 ** 20}
+
+
+def with_stores(result, stores=STORES):
+    result.meta["stores"] = stores
+    return result
+
+
+def test_a_roof_with_streaming_stores_against_a_copy_with_ordinary_ones():
+    text, _ = text_of(with_stores(run([(1, 10.0), (2, 12.0)], latency=100e-9)))
+    assert "The roof and this copy do not store alike" in text
+    assert "The roof is a NumPy copy by one thread of 256 MiB per array, at least the 192 MiB" in text
+    assert "This copy moves at most 128 MiB per thread, below that size, so it uses ordinary stores" in text
+    assert "One thread's 10 GB/s counted is about 15 GB/s of traffic, 75% of the roof." in text
+    # Little's law on the traffic, not the count: 15 GB/s x 100 ns
+    assert f"the traffic times that latency: one thread's 15 GB/s means about {words.size(15e9 * 100e-9)}" in text
+    assert "short of bytes in flight even with the extra reads counted" in text
+
+
+def test_a_thread_near_the_roof_once_its_extra_reads_count():
+    text, _ = text_of(with_stores(run([(1, 13.0), (2, 14.2)])))
+    assert "about 19.5 GB/s of traffic, 98% of the roof" in text
+    assert "while the roof needs about 1.95 KiB, about as much: counted as traffic, one thread already kept" in text
+    text, _ = text_of(with_stores(run([(1, 16.0), (2, 16.5)])))            # 24 GB/s of traffic: above the roof
+    assert "while the roof needs about 1.95 KiB, less: counted as traffic" in text
+    # 2 threads' 14.2 x 1.5 = 21.3 GB/s is above the 20 GB/s roof, but a gain under 10% is no gain
+    assert "the roof is one thread's copy" not in text
+    text, _ = text_of(with_stores(run([(1, 8.0), (2, 16.0)])))
+    assert "and 2 threads' 16 GB/s is about 24 GB/s, above it: the roof is one thread's copy" in text
+
+
+def test_a_roof_with_ordinary_stores_changes_nothing():
+    stores = dict(STORES, roof_copy_bytes=128 * 2 ** 20)
+    text, _ = text_of(with_stores(run([(1, 10.0), (2, 12.0)], latency=100e-9), stores))
+    assert "store alike" not in text and "streaming" not in text
+    assert f"the bandwidth times that latency: one thread's 10 GB/s means about {words.size(1e9 * 1e-6)}" in text
+
+
+def test_stores_not_recorded_on_a_cpu():
+    text, _ = text_of(run([(1, 10.0), (2, 12.0)]))
+    assert "The roof is itself a copy by one thread (NumPy's)" in text and "did not record" in text
+    text, _ = text_of(with_stores(run([(1, 100.0), (2, 200.0)], device=GPU)))
+    assert "NumPy" not in text and "streaming" not in text
 
 
 def test_without_a_latency_littles_law_is_words_only():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import config
+from ..cpu_peaks import store_facts
 from ..device import device as live_device
 from ..timing import bench
 from . import _arrays
@@ -47,7 +48,9 @@ def bandwidth_vs_size(sizes=None, dtype="float32", progress: bool = True):
 
     Returns a :class:`brrr.Result` with one record per size: ``working_set``
     and ``nbytes`` (bytes), ``size`` (elements per array), ``seconds`` (median),
-    ``min``, ``iqr``, ``gbps``. ``meta['caches']`` holds the cache sizes (bytes).
+    ``min``, ``iqr``, ``gbps``. ``meta['caches']`` holds the cache sizes (bytes); on a CPU,
+    ``meta['stores']`` says which copies the C library writes with streaming stores
+    (:func:`brrr.cpu_peaks.store_facts`), since that changes the bytes a copy really moves.
     """
     dtype = _arrays.dtype_name(dtype)
     dev = live_device()
@@ -80,6 +83,8 @@ def bandwidth_vs_size(sizes=None, dtype="float32", progress: bool = True):
                        command=f"brrr.experiments.bandwidth_vs_size(dtype={dtype!r})",
                        progress=progress, caches=_arrays.caches(dev), llc_bytes=dev.l2_bytes,
                        quick=config.quick_mode(), dtype=dtype)
+    if not dev.on_gpu:
+        result.meta["stores"] = store_facts()
     return result
 
 

@@ -27,6 +27,7 @@ import os
 import numpy as np
 
 from .. import config
+from ..cpu_peaks import store_facts
 from ..device import device as live_device
 from ..kernel_source import CUDA_BLOCK, cuda_source, traffic
 from ..timing import bench
@@ -199,7 +200,8 @@ def bandwidth_vs_parallelism(parallelism=None, elements=None, dtype="float32", l
     block), ``size`` (elements), ``nbytes`` (one read and one write per element), the timing
     fields, ``gbps``, ``fraction_of_roof`` (of the device's peak bandwidth) and, with
     ``latency``, ``bytes_in_flight``. ``meta['latency']`` holds the chase's result, and
-    ``meta['load_average']`` and ``meta['cpus']`` how busy the machine was (:func:`load_average`).
+    ``meta['load_average']`` and ``meta['cpus']`` how busy the machine was (:func:`load_average`);
+    on a CPU ``meta['stores']`` how copies store there (:func:`brrr.cpu_peaks.store_facts`).
     On a GPU without CuPy it has no records and ``meta['unavailable']`` says why.
     """
     dtype = _arrays.dtype_name(dtype)
@@ -250,6 +252,8 @@ def bandwidth_vs_parallelism(parallelism=None, elements=None, dtype="float32", l
                        latency=chase, line_bytes=LINE_BYTES, roof_bandwidth=roof, quick=config.quick_mode())
     # How busy the machine was: on a CPU, other programs' threads compete with the sweep's.
     result.meta.update(load_average=load_average(), cpus=os.cpu_count())
+    if not dev.on_gpu:
+        result.meta["stores"] = store_facts()
     return result
 
 

@@ -197,7 +197,7 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
             methods = [m for m in (peak_method(info, "flops"), peak_method(info, "bandwidth")) if m]
             tag = (f"{info.get('name', 'this CPU')} measured roof (measured once, cached"
                    + (f": best {' and best '.join(methods)})" if methods else ")"))
-        elif roof.name.endswith(("spec sheet", "measured roof")):
+        elif roof.name.endswith(("spec sheet", "measured roof", "set by the sliders")):
             tag = roof.name
         else:
             tag = "spec sheet" + (f" ({roof.name})" if roof.name and roof.name != info.get("name") else "")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from . import Prose, with_references
 from . import words as w
+from .bandwidth_dram import dram_points, dram_sentence
 from .bandwidth_roofline import against_peaks, roofline_summary
-from .words import ABOVE_ROOF
+from .words import ABOVE_ROOF, SAME
 
 TOP_SHARE = 0.7     # a point below 70% of the curve's peak is "down from the peak"
 FLAT = 1.3          # max / min below this: the curve is flat
@@ -29,10 +30,15 @@ def intensity_table(frame) -> Prose:
         text = (f"Every one of these is below one FLOP per byte (the highest, "
                 f"{max(rows, key=rows.get)}, does {w.number(max(rows.values()))}).")
         outcome = "all below one"
+    elif len(heavy) == 1:
+        name, value = next(iter(heavy.items()))
+        where = "sits exactly at one" if value == 1 else f"does {w.number(value)}"
+        text = f"All but one of these are below one FLOP per byte; the exception, the {name}, {where}."
+        outcome = "one at or above one"
     else:
-        names = ", ".join(f"{k} ({w.number(v)} FLOP/byte)" for k, v in heavy.items())
-        text = (f"All but {len(heavy)} of these are below one FLOP per byte; the exception"
-                f"{'s are' if len(heavy) > 1 else ' is'} {names}.")
+        names = w.listing(f"the {k} ({w.number(v)})" for k, v in heavy.items())
+        text = (f"All but {w.spelled(len(heavy))} of these are below one FLOP per byte; the exceptions, at or "
+                f"above one, are {names} FLOP/byte.")
         outcome = "some at or above one"
     fused = {k: v for k, v in rows.items() if "fused" in k and "unfused" not in k}
     unfused = {k: v for k, v in rows.items() if "unfused" in k}
@@ -76,14 +82,30 @@ def curve(result) -> dict:
     if drop:
         inside = [(name, c) for name, c in caches.items() if drop[0] / 2 <= c <= drop[1] * 2]
         level = max(inside, key=lambda kv: kv[1]) if inside else None
+    llc = result.meta.get("llc_bytes") or max(caches.values(), default=0)
     return {"shape": shape, "peak": peak, "peak_size": sizes[i_peak], "first": first,
             "first_size": sizes[0], "last": last, "last_size": sizes[-1], "drop": drop, "level": level,
             "dram_peak": dev.get("peak_bandwidth"), "cpu": w.is_cpu(result),
-            "device": dev.get("name", "this device")}
+            "device": dev.get("name", "this device"), "caches": caches, "llc": llc,
+            "dram": dram_points(recs, llc), "meta": result.meta}
 
 
 def _gb(gbps: float) -> str:
     return w.rate(gbps * 1e9, "B/s")
+
+
+def _hidden_levels(c: dict) -> str:
+    """Which cache levels run out on the rising part of the curve, where no step can show."""
+    if c["shape"] not in ("rises then falls", "rises"):
+        return ""
+    hidden = sorted((size, name) for name, size in c["caches"].items() if size <= c["peak_size"])
+    if not hidden:
+        return ""
+    names = w.listing(f"{name} ({w.size(size)})" for size, name in hidden)
+    one = len(hidden) == 1
+    return (f" No step shows where the {names} run{'s' if one else ''} out: {'it lies' if one else 'they lie'} "
+            "at or before the peak, on the climb, where a larger copy spreads each call's fixed cost over more "
+            f"bytes, and that climb hides any step of {'its' if one else 'their'} size.")
 
 
 def _shape_sentence(c: dict, subject: str) -> str:
@@ -102,7 +124,7 @@ def _shape_sentence(c: dict, subject: str) -> str:
         return (f"{subject} the copy bandwidth first rises with the working set, from {_gb(c['first'])} at "
                 f"{w.size(c['first_size'])} to a peak of {_gb(c['peak'])} at {w.size(c['peak_size'])}: the "
                 "smallest copies are too short to hide the fixed cost of a call (Chapter 3). Past the peak "
-                f"it falls as the data stops fitting in the caches.{drop} The largest working set, "
+                f"it falls as the data stops fitting in the caches.{drop}{_hidden_levels(c)} The largest working set, "
                 f"{w.size(c['last_size'])}, must come from DRAM and ran at {_gb(c['last'])}, "
                 f"{w.times(c['peak'] / c['last'])} less than the peak.")
     if c["shape"] == "falls":
@@ -114,7 +136,7 @@ def _shape_sentence(c: dict, subject: str) -> str:
         return (f"{subject} the copy bandwidth rises with the working set all the way to the largest "
                 f"one ({_gb(c['last'])} at {w.size(c['last_size'])}): the fixed cost of a call weighs "
                 "less as copies grow, and this sweep never reached a size where the caches run out, "
-                "so it shows no step down to DRAM.")
+                f"so it shows no step down to DRAM.{_hidden_levels(c)}")
     return (f"{subject} the copy bandwidth barely changed across the sweep (between "
             f"{_gb(min(c['first'], c['last'], c['peak']))} and {_gb(c['peak'])}): this run did not show "
             "the cache steps. A coarse sweep (the quick build) can step over them, and on a machine "
@@ -130,8 +152,12 @@ def _roof_sentence(c: dict) -> str:
         parts.append(f"The peak is {w.times(c['peak'] * 1e9 / c['dram_peak'])} the {kind} DRAM bandwidth "
                      f"of {w.rate(c['dram_peak'], 'B/s')}: those bytes came from a cache, which is "
                      "faster than DRAM, not from DRAM.")
-    parts.append(f"The largest working set reached {w.percent(c['last'] * 1e9 / c['dram_peak'])} of the "
-                 f"{kind} DRAM bandwidth.")
+    share = c["last"] * 1e9 / c["dram_peak"]
+    parts.append(f"The largest working set reached {w.percent(share)} of the {kind} DRAM bandwidth" +
+                 ("." if share <= ABOVE_ROOF else
+                  ": above it, because that bandwidth is one copy measured once, on a machine other programs share, "
+                  "not a hardware limit." if c["cpu"] else
+                  ": above the spec, which DRAM cannot do, so part of it came from the L2 cache."))
     return " ".join(parts)
 
 
@@ -151,9 +177,10 @@ def _brief(c: dict, subject: str) -> str:
 def bandwidth_curve(result, references=()) -> Prose:
     """What the bandwidth-vs-size sweep did on this device and on each reference GPU."""
     c = curve(result)
-    live = _shape_sentence(c, f"On {c['device']},") + " " + _roof_sentence(c)
+    dram, dram_text = dram_sentence(c["dram"], c["meta"], c["dram_peak"], c["cpu"], c["llc"])
+    live = " ".join(t for t in (_shape_sentence(c, f"On {c['device']},"), _roof_sentence(c), dram_text) if t)
     facts = {"outcome": c["shape"], "peak_gbps": c["peak"], "last_gbps": c["last"],
-             "peak_size": c["peak_size"], "level": c["level"][0] if c["level"] else None}
+             "peak_size": c["peak_size"], "level": c["level"][0] if c["level"] else None, "dram": dram}
     return with_references(Prose(live.strip(), facts), references, "this sweep",
                            lambda run: _reference_curve(run, c))
 
@@ -193,23 +220,47 @@ def _knee_facts(run) -> dict:
         outcome = "near"
     eager = sorted((r["repeat"], r["seconds"]) for r in run.records if r["variant"] == "eager")
     growth = (eager[-1][1] / eager[0][1], eager[-1][0] / eager[0][0]) if len(eager) > 1 else None
-    return {"predicted": predicted, "measured": measured, "outcome": outcome, "eager_growth": growth}
+    fused = sorted((r["repeat"], r["seconds"]) for r in run.records if r["variant"] == "fused")
+    floor = min((t for _, t in fused), default=None)
+    left = next(((r, t / floor) for r, t in fused if t > (1 + SAME) * floor), None) if fused else None
+    return {"predicted": predicted, "measured": measured, "outcome": outcome, "eager_growth": growth,
+            "floor": floor, "left_at": left[0] if left else None, "left_ratio": left[1] if left else None}
 
 
-def _knee_sentence(k: dict, subject: str) -> str:
+def _left_floor(k: dict) -> str:
+    """Where the fused runtime first rose more than SAME above its floor, and whether that was
+    well before the knee (the runtime rounds the roofline's corner) or near it."""
+    if k["left_at"] is None:
+        return ""
+    text = (f" The runtime itself first rose more than {w.percent(SAME)} above its floor at "
+            f"{w.integer(k['left_at'])} multiplications per element, where it took {w.times(k['left_ratio'])} as long")
+    if k["measured"] and k["left_at"] < k["measured"] / 2:
+        return text + (": it began to grow well before the knee, rounding the roofline's sharp corner, as a "
+                       "kernel does whose memory traffic and arithmetic only partly overlap "
+                       "(the roofline's max(memory time, arithmetic time) assumes they overlap fully).")
+    return text + "."
+
+
+def _knee_sentence(k: dict, subject: str, explained: str | None = None) -> str:
+    """The knee of one run; ``explained``: the outcome whose reason an earlier paragraph gave."""
     if k["outcome"] == "no knee":
-        return (f"{subject} the fused runtime never rose clearly above its flat floor: the sweep stayed "
-                f"memory-bound up to its largest repeat, short of the predicted knee at {w.number(k['predicted'])}.")
+        return (f"{subject} the fused runtime never rose clearly above its flat floor (never 1.5 times as long): the "
+                f"sweep stayed memory-bound up to its largest repeat, short of the predicted knee at "
+                f"{w.number(k['predicted'])}.{_left_floor(k)}")
     where = {"earlier": "earlier than", "later": "later than", "near": "close to"}[k["outcome"]]
-    text = (f"{subject} the fused runtime left its flat floor at about {w.number(k['measured'])} multiplications "
-            f"per element, {where} the {w.number(k['predicted'])} the roofline predicts.")
-    if k["outcome"] == "earlier":
+    text = (f"{subject} the fused runtime's flat floor and the straight line it then approaches (its least "
+            f"time per multiplication, times the repeats) meet at about {w.number(k['measured'])} "
+            f"multiplications per element, {where} the {w.number(k['predicted'])} the roofline predicts."
+            + (" That meeting point is the measured knee, drawn dash-dotted." if explained is None else ""))
+    if k["outcome"] == explained and explained in ("earlier", "later"):
+        text += f" It is {where.split()[0]} for the same reason as above."
+    elif k["outcome"] == "earlier":
         text += (" The prediction uses the FP32 peak, which counts a fused multiply-add as two FLOPs; a chain "
                  "of dependent multiplications does one FLOP per instruction, so its own compute roof is "
                  "lower and the knee comes sooner.")
     elif k["outcome"] == "later":
         text += " The kernel ran faster than the peak in the prediction assumes, so the peak is too low for this code."
-    return text
+    return text + _left_floor(k)
 
 
 def repeat_sweep(result, references=()) -> Prose:
@@ -217,7 +268,8 @@ def repeat_sweep(result, references=()) -> Prose:
     above the bandwidth roof, for this run and each reference GPU."""
     k = _knee_facts(result)
     text = _knee_sentence(k, "On this run")
-    facts = {"outcome": k["outcome"], "predicted_knee": k["predicted"], "measured_knee": k["measured"]}
+    facts = {"outcome": k["outcome"], "predicted_knee": k["predicted"], "measured_knee": k["measured"],
+             "left_floor_at": k["left_at"]}
     if k["eager_growth"]:
         grew, span = k["eager_growth"]
         facts["eager_grows"] = grew > 0.5 * span
@@ -241,14 +293,18 @@ def repeat_sweep(result, references=()) -> Prose:
             text += (f"source and result together are {w.size(working_set)}, less than four times the "
                      f"{w.size(llc)} last-level cache, so part of the traffic was served from cache." if cached else
                      f"source and result together are {w.size(working_set)}, far more than any cache, so the "
-                     "roof understates this machine: it is the best of another experiment's kernels, and "
-                     "these kernels did better.")
-    return with_references(Prose(text, facts), references, "this sweep", _reference_knee)
+                     "roof understates this machine: it is a measurement (one copy, measured once), not a "
+                     "hardware limit, and these kernels did better." if w.is_cpu(result) else
+                     f"source and result together are {w.size(working_set)}, far more than the L2, and DRAM "
+                     "cannot beat its spec sheet: the timing of those points is suspect, so rerun the sweep.")
+    return with_references(Prose(text, facts), references, "this sweep",
+                           lambda run: _reference_knee(run, k["outcome"]))
 
 
-def _reference_knee(run) -> Prose:
+def _reference_knee(run, explained=None) -> Prose:
     rk = _knee_facts(run)
-    return Prose(_knee_sentence(rk, f"{w.reference_intro(run)},"), {f"reference {w.device_of(run)}": rk["outcome"]})
+    return Prose(_knee_sentence(rk, f"{w.reference_intro(run)},", explained),
+                 {f"reference {w.device_of(run)}": rk["outcome"]})
 
 
 # --- cos and cos().cos() -------------------------------------------------------------------
@@ -259,8 +315,24 @@ def cos_times(result) -> dict:
     single = rows.get((1, "fused"), rows.get((1, "unfused")))
     fused, unfused = rows[(2, "fused")], rows[(2, "unfused")]
     regime = next((r.get("predicted_regime") for r in result.records if r["k"] == 2 and r["variant"] == "fused"), None)
+    one = next((r for r in result.records if r["k"] == 1), None)
+    share = one["predicted_seconds"] / one["seconds"] if one and one.get("predicted_seconds") else None
     return {"single": single, "fused": fused, "unfused": unfused, "fused_ratio": fused / single,
-            "unfused_ratio": unfused / single, "predicted_regime": regime}
+            "unfused_ratio": unfused / single, "predicted_regime": regime, "single_share": share}
+
+
+def _table_sentence(c: dict, outcome: str) -> str:
+    """The table's roofline regime (which counts a cos as one FLOP) against what was measured."""
+    regime, share = c["predicted_regime"], c["single_share"]
+    if not regime or share is None:
+        return ""
+    ran = f"one `cos` ran at {w.percent(share)} of the speed the roofline allows"
+    if outcome == "compute-bound" and regime == "memory-bound":
+        return (f" The table's regime column says memory-bound because the roofline counts a `cos` as one FLOP; "
+                f"the measurement disagrees: {ran}.")
+    if outcome == regime:
+        return f" The table's roofline regime says {regime} too, and {ran}."
+    return f" The table's regime column is the roofline's verdict, {regime}, counting a `cos` as one FLOP; {ran}."
 
 
 def _cos_outcome(c: dict) -> str:
@@ -287,12 +359,13 @@ def cos_fusion(result, references=()) -> Prose:
                  ("Numba computes `cos` with a scalar math-library call per element (there is no vectorised "
                   "math library, SVML, in this build), which takes far longer than moving the element's "
                   "8 bytes. " if w.is_cpu(result) else "") +
-                 "The roofline's prediction counts `cos` as one FLOP and so underestimates it. Fusion saves "
-                 "bytes; it saves time only where bytes are what the time is spent on.")
+                 "Fusion saves bytes; it saves time only where bytes are what the time is spent on.")
     else:
         text += ("Fusing helped, but by less than the traffic alone would predict: part of the time is "
                  "arithmetic (a `cos` is many instructions), which fusion does not remove.")
-    facts = {"outcome": outcome, "fused_ratio": c["fused_ratio"], "unfused_ratio": c["unfused_ratio"]}
+    text += _table_sentence(c, outcome)
+    facts = {"outcome": outcome, "fused_ratio": c["fused_ratio"], "unfused_ratio": c["unfused_ratio"],
+             "single_share": c["single_share"]}
     return with_references(Prose(text, facts), references, "this comparison", _reference_cos)
 
 

@@ -1,6 +1,7 @@
-"""Chapter 2, memory bandwidth: the roofline. Where a run's roof came from (a spec sheet, or
-the best of its own kernels), how the STREAM kernels and the matmuls sit against its ridge,
-the reference GPUs' ridges, and a measured roof against the device's peaks.
+"""Chapter 2, memory bandwidth: the roofline. Where a device's roof came from (a spec sheet, or
+the peaks brrr measured on a CPU once and cached: the one roof every chapter uses for it), how
+the STREAM kernels and the matmuls sit against its ridge, the reference GPUs' ridges, and a
+measured roof against the device's peaks.
 """
 from __future__ import annotations
 
@@ -9,9 +10,20 @@ from . import words as w
 from .words import ABOVE_ROOF
 
 
-def _roof_facts(run) -> dict:
+def device_roof(run):
+    """The device's one roof, as saved with ``run``: its spec sheet (a known GPU), else the peaks
+    ``brrr`` holds for it (a CPU's, measured once and cached; an unknown GPU's, from its
+    properties). The same as ``Roofline.from_device(dev)`` on the machine that ran it."""
     from ..roofline import Roofline, has_spec_sheet
-    roof = Roofline.of_run(run)
+    summary = run.meta.get("device", {})
+    if has_spec_sheet(summary):
+        return Roofline.of_run(run)
+    return Roofline.from_summary(summary)
+
+
+def _roof_facts(run) -> dict:
+    from ..roofline import has_spec_sheet
+    roof = device_roof(run)
     meta = run.meta
     spec = has_spec_sheet(meta.get("device", {}))
     best_bw = max((r for r in run.records if r["kind"] == "bandwidth"), key=lambda r: r["gbps"], default=None)
@@ -44,12 +56,21 @@ def roofline_summary(measured, references=()) -> Prose:
                 f"matmul did {w.rate(f['best_mm']['gflops'] * 1e9)} "
                 f"({w.percent(f['best_mm']['gflops'] * 1e9 / roof.peak_flops)}).")
     else:
-        text = (f"{dev} has no spec sheet in `brrr`, so the roof drawn is the one this experiment measured: "
-                f"the best STREAM kernel ({f['best_bw']['op']}, {f['best_bw']['library']}) moved "
-                f"{w.rate(f['best_bw']['gbps'] * 1e9, 'B/s')} and the best float32 matmul did "
-                f"{w.rate(f['best_mm']['gflops'] * 1e9)}, which puts the ridge at {w.number(roof.ridge)} "
-                "FLOP/byte. It is a measured roof, not a hardware peak: since it is the best of these very "
-                "measurements, no point can sit above it, and the hardware may be capable of more.")
+        cpu = w.is_cpu(measured)
+        where = ("the one `brrr` measured on it once and cached, which every chapter uses for it: "
+                 f"{w.rate(roof.peak_bandwidth, 'B/s')} (a NumPy copy on one thread) and "
+                 f"{w.rate(roof.peak_flops)} (a float32 NumPy matmul)" if cpu else
+                 "the peaks `brrr` derived from its properties (clock rates, SM count, memory bus): "
+                 f"{w.rate(roof.peak_bandwidth, 'B/s')} and {w.rate(roof.peak_flops)}")
+        text = (f"{dev} has no spec sheet in `brrr`, so its roof is {where}, a ridge at {w.number(roof.ridge)} "
+                f"FLOP/byte. This experiment's best STREAM kernel ({f['best_bw']['op']}, "
+                f"{f['best_bw']['library']}) moved {w.rate(f['best_bw']['gbps'] * 1e9, 'B/s')} "
+                f"({w.percent(f['best_bw']['gbps'] * 1e9 / roof.peak_bandwidth)} of that roof's bandwidth) and "
+                f"its best float32 matmul did {w.rate(f['best_mm']['gflops'] * 1e9)} "
+                f"({w.percent(f['best_mm']['gflops'] * 1e9 / roof.peak_flops)} of its FLOP/s).")
+        if cpu:
+            text += (" It is a measured roof, not a hardware peak: a kernel can sit above it, and the hardware "
+                     "may be capable of more.")
     facts = {"spec": f["spec"], "ridge": roof.ridge, "above_roof": len(f["above"])}
     if f["stream_max"] is not None:
         left = f["stream_max"] < roof.ridge
@@ -66,8 +87,10 @@ def roofline_summary(measured, references=()) -> Prose:
     if f["above"]:
         names = ", ".join(f"{r['op']} ({r['library']})" for r in f["above"])
         text += (f" {names} measured above the roof. A point above a roof is not faster than physics: "
-                 "either its bytes came from a cache (the array was too small to leave it) or the spec "
-                 "sheet understates the part.")
+                 + ("either its bytes came from a cache (the array was too small to leave it) or the spec "
+                    "sheet understates the part." if f["spec"] or not w.is_cpu(measured) else
+                    "the roof is itself one measurement (one copy and one matmul, each on its own), not a "
+                    "hardware limit, and a kernel on more threads, or one that stores differently, can beat it."))
     return with_references(Prose(text, facts), references, "the roofline experiment",
                            lambda run: _reference_roof(run, roof))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import Prose, with_references
 from . import words as w
+from .bandwidth_dram import traffic_sentence
 from .words import ABOVE_ROOF, SAME
 
 SATURATED = 0.9    # a point within 90% of the best has reached the curve's flat part
@@ -53,7 +54,7 @@ def curve(result) -> dict:
             "sm_count": meta.get("sm_count"), "block": meta.get("block"), "size": recs[0].get("size"),
             "itemsize": recs[0]["nbytes"] / (2 * recs[0]["size"]) if recs[0].get("size") else None,
             "l2_bytes": dev.get("l2_bytes"),
-            "load_average": meta.get("load_average"), "cpus": meta.get("cpus")}
+            "load_average": meta.get("load_average"), "cpus": meta.get("cpus"), "meta": meta}
 
 
 def _gb(gbps: float) -> str:
@@ -103,9 +104,15 @@ def _shape(c: dict) -> str:
                 "parallelism than that the copy is latency-bound: memory-bound by its intensity, yet too few "
                 "requests are in flight to use the bandwidth.")
     if o == "still rising":
-        text = (f"The bandwidth grew at every step and was still rising at the largest count, "
-                f"{_workers(c, c['last_count'])} ({_gb(c['last'])}"
-                f"{', ' + _share(c, c['last']) if c['roof'] else ''}), so this run never saw the curve flatten.")
+        reached = f"({_gb(c['last'])}{', ' + _share(c, c['last']) if c['roof'] else ''})"
+        if len(c["counts"]) == 2:
+            last = (f"{w.spelled(c['last_count'])} threads" if c["unit"] == "threads"
+                    else _workers(c, c["last_count"]))
+            text = (f"The bandwidth grew from {_one(c)} to {last} {reached}, the largest count, so this run "
+                    "never saw the curve flatten.")
+        else:
+            text = (f"The bandwidth grew at every step and was still rising at the largest count, "
+                    f"{_workers(c, c['last_count'])} {reached}, so this run never saw the curve flatten.")
         if c["cpu"]:
             text += (f" With only {w.spelled(c['last_count'])} threads available here, one per core, this "
                      "machine cannot show where more threads stop helping; a CPU with more cores (or a GPU) can.")
@@ -178,21 +185,43 @@ def _above_roof(c: dict) -> str:
             f"{l2}).")
 
 
+def _traffic(c: dict) -> tuple:
+    """(GB/s one worker really moved, or None where that is what it counted; the sentence why).
+    Only on a CPU, where the roof's copy and this one can store differently."""
+    if not c["cpu"] or c["unit"] != "threads" or not (c["size"] and c["itemsize"]):
+        return None, ""
+    best_workers = _workers(c, c["best_count"]) if c["best_count"] != c["first_count"] else ""
+    return traffic_sentence(c["meta"], c["size"] * c["itemsize"] / c["first_count"], c["first"], c["best"],
+                            best_workers, c["roof"])
+
+
 def _little(c: dict) -> str:
+    moved, why = _traffic(c)
+    why = why + " " if why else ""
     if not c["latency"]:
-        return ("Little's law says how much parallelism a copy needs: the bytes in flight equal the bandwidth "
-                "times the latency of one request. This run did not measure the latency, so it gives no "
-                "number for either.")
-    one = c["first"] * 1e9 * c["latency"]
-    text = (f"A pointer chase, in which each load's address is the value the previous load returned so that "
-            f"one load is in flight at a time, took {w.seconds(c['latency'])} per load. By Little's law the "
-            f"bytes in flight are the bandwidth times that latency: {_one(c)}'s {_gb(c['first'])} means about "
-            f"{w.size(one)} in flight")
+        return why + ("Little's law says how much parallelism a copy needs: the bytes in flight equal the "
+                      "bandwidth times the latency of one request. This run did not measure the latency, so "
+                      "it gives no number for either.")
+    rate = moved if moved else c["first"]
+    one = rate * 1e9 * c["latency"]
+    text = (f"{why}A pointer chase, in which each load's address is the value the previous load returned so "
+            f"that one load is in flight at a time, took {w.seconds(c['latency'])} per load. By Little's law the "
+            f"bytes in flight are the {'traffic' if moved else 'bandwidth'} times that latency: {_one(c)}'s "
+            f"{_gb(rate)} means about {w.size(one)} in flight")
     if c["cpu"]:
         text += f", some {w.number(one / 64, 2)} cache lines of 64 bytes"
     if c["roof"]:
         need = c["roof"] * c["latency"]
-        text += f", while the roof needs about {w.size(need)}, {w.times(need / one)} as much"
+        if one < SATURATED * need:
+            text += f", while the roof needs about {w.size(need)}, {w.times(need / one)} as much"
+            if moved:
+                text += ": one thread is short of bytes in flight even with the extra reads counted"
+        else:
+            text += (f", while the roof needs about {w.size(need)}, "
+                     f"{'about as much' if one <= (1 + SAME) * need else 'less'}")
+            if moved:
+                text += (": counted as traffic, one thread already kept enough bytes in flight for the roof, and "
+                         "the gap in counted bandwidth was the extra reads, not latency")
     return text + (". The chase ran with nothing else in flight, and a loaded memory system answers more "
                    "slowly, so these estimates are low ones.")
 
