@@ -135,7 +135,7 @@ def plot_layers(roof, layers: dict, axes=None, title=None):
                        edgecolor="white", linewidth=0.5, label=f"{kind} ({len(part)})", zorder=3)
         ax.legend(loc="upper left", frameon=False, fontsize=7)
     fig.suptitle(title or plot.device_title("Conv and FC layers placed on the roofline (area: share of FLOPs)",
-                                            device=info))
+                                            device=info, measured="roof measured"))
     return fig
 
 

@@ -160,3 +160,12 @@ def test_a_profile_out_of_memory_keeps_the_times(monkeypatch, tmp_path):
     monkeypatch.setenv(reference.RECORD_ENV, str(tmp_path))
     reference.beside(profiles.get("batch"), "capstone_profile_batch")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("capability, dtype", [((7, 5), "float16"), ((8, 0), "bfloat16"), ((9, 0), "bfloat16")])
+def test_autocast_picks_bfloat16_only_where_tensor_cores_do_it(monkeypatch, capability, dtype):
+    import torch
+    # A T4 (7.5) can store bfloat16 and torch.cuda.is_bf16_supported() says True, but it has no bf16 math.
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: capability)
+    assert capstone.autocast_dtype("cuda") == dtype

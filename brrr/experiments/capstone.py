@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .. import config
+from .. import config, tf32
 from ..results import Result, provenance
 
 
@@ -48,10 +48,12 @@ STEP_KEYS = tuple(s.key for s in STEPS)
 
 
 def autocast_dtype(backend: str) -> str:
-    """The autocast dtype: bfloat16, except float16 on a GPU that lacks bfloat16 (a T4)."""
+    """The autocast dtype: bfloat16, except float16 on a GPU without bfloat16 tensor cores (compute
+    capability below 8.0, such as a T4: ``torch.cuda.is_bf16_supported()`` says True there too, since
+    the type can be stored, but its matmuls would be emulated)."""
     if backend == "cuda":
         import torch
-        return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+        return "bfloat16" if torch.cuda.get_device_capability() >= (8, 0) else "float16"
     return "bfloat16"
 
 
@@ -87,8 +89,8 @@ def _peak(dev, dtype: str) -> float:
     """The device's peak FLOP/s for the step's dtype: tensor cores for 16-bit dtypes, and for
     float32 only where PyTorch lets its matmuls use TF32."""
     import torch
-    tf32 = dev.on_gpu and torch.backends.cuda.matmul.allow_tf32
-    return dev.peak_flops(dtype, tensor_cores=bool(dtype != "float32" or tf32))
+    uses_tf32 = dev.on_gpu and tf32.enabled(torch, "matmul")
+    return dev.peak_flops(dtype, tensor_cores=bool(dtype != "float32" or uses_tf32))
 
 
 START = {"batch": "small", "autocast": False, "compile": None, "sdpa": False}

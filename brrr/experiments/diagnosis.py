@@ -84,6 +84,8 @@ def batch_remedy(layer, batches: Sequence[int] = None, seq: int = None, device=N
     result = Result("profile_batches", meta=provenance(
         f"brrr.experiments.batch_remedy(layer, batches={batches}, seq={seq})", seq=seq,
         quick=config.quick_mode(), training=bool(layer.training)))
+    if device is None:   # the inputs go where the layer's weights are
+        device = next(layer.parameters()).device
     for batch in batches:
         table = profile(layer, encoder_input(layer, batch=batch, seq=seq, device=device))
         over = table.regime == "overhead-bound"

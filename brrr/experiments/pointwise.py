@@ -83,6 +83,7 @@ def _fused_runner(dev, dtype, n):
                     return t
                 compiled = torch.compile(f)
                 return lambda: compiled(x)
+            make(1)()   # compiles lazily: try it here, where a failure skips the variant with a note
             return "torch.compile", make
         except Exception as error:  # noqa: BLE001
             why = f"{why}; torch.compile unavailable ({error})"
