@@ -55,21 +55,72 @@ def _where(dev) -> str:
             "PyTorch), and its roofs are measured on this CPU, not looked up.")
 
 
-def _references_sentence() -> str:
+# The experiments each chapter draws beside a reference run: the names its
+# ``brrr.reference.beside`` calls look up (tests/test_page_helpers.py checks them against the notebooks).
+CHAPTER_EXPERIMENTS = {
+    1: ("matmul_vs_size", "matmul_tensor_cores", "mfu_vs_batch", "elementwise_vs_matmul"),
+    2: ("bandwidth_vs_size", "bandwidth_vs_parallelism", "measure_roofline", "dtype_roofline",
+        "pointwise_repeat_sweep", "cos_fusion"),
+    3: ("python_ops_per_second", "time_vs_size", "call_overhead", "async_demo", "profiler_trace",
+        "reduce_overhead_demo", "double_the_batch"),
+    4: ("fusion_kernels", "fusion_torch_compile", "fusion_cos_chain", "epilogue_fusion"),
+    5: ("checkpoint_sweep", "compiled_recompute"),
+    6: ("measure_convs", "network_predictions"),
+    7: ("profile_block", "profile_bert", "profile_train", "profile_resnet18", "profile_eval",
+        "compile_block", "profile_batches", "profile_precision"),
+    8: ("capstone_steps", "capstone_profile_batch"),
+}
+
+
+def _gpu_runs(experiments=None) -> dict:
+    """``{GPU name: {experiment: date}}`` of the shipped reference GPU runs of ``experiments``
+    (default: all of them)."""
     from .reference import record_sets
-    gpus = []
+    gpus = {}
     for runs in record_sets().values():
-        run = next(iter(runs.values()))
-        dev = run.meta.get("device", {})
-        if dev.get("backend") == "cuda":
-            dates = sorted(r.meta.get("date", "")[:10] for r in runs.values())
-            gpus.append(f"{dev.get('name', '?')} (measured {dates[0]}"
-                        + (f" to {dates[-1]}" if dates[-1] != dates[0] else "") + ")")
-    if not gpus:
+        dev = next(iter(runs.values())).meta.get("device", {})
+        chosen = {name: r.meta.get("date", "")[:10] for name, r in runs.items()
+                  if experiments is None or name in experiments}
+        if chosen and dev.get("backend") == "cuda":
+            gpus[dev.get("name", "?")] = chosen
+    return gpus
+
+
+def _gpu_list(gpus: dict) -> str:
+    """'NAME (measured DATE)' or 'NAME (measured DATE to DATE)' for each GPU, joined by commas."""
+    parts = []
+    for name, runs in gpus.items():
+        d = sorted(runs.values())
+        parts.append(f"{name} (measured {d[0]}" + (f" to {d[-1]}" if d[-1] != d[0] else "") + ")")
+    return ", ".join(parts)
+
+
+def _references_sentence(chapter: int = None) -> str:
+    """Which of chapter ``chapter``'s experiments (:data:`CHAPTER_EXPERIMENTS`) are drawn beside
+    a shipped reference GPU run; for a chapter not in that table, the book's reference GPUs."""
+    everywhere = _gpu_runs()
+    if not everywhere:
         return "No reference GPU runs ship with this copy of `brrr`, so every figure shows this run only."
-    return ("Beside this run, each figure draws in grey the same experiment measured on the reference "
-            f"GPU{'s' if len(gpus) > 1 else ''}: {', '.join(gpus)}. Where no reference run of an "
-            "experiment ships yet, the figure shows this run alone and the text says so.")
+    own = CHAPTER_EXPERIMENTS.get(chapter)
+    if own is None:
+        return ("Beside this run, figures draw in grey the same experiment measured on the reference "
+                f"GPU{'s' if len(everywhere) > 1 else ''}: {_gpu_list(everywhere)}, where a reference run of "
+                "that experiment ships; elsewhere the figure shows this run alone and the text says so.")
+    gpus = _gpu_runs(own)
+    shipped = [name for name in own if any(name in runs for runs in gpus.values())]
+    if not shipped:
+        return ("No reference GPU run of this chapter's experiments ships with this edition yet, so every "
+                "figure shows this run alone. (The reference GPU runs that do ship, of other chapters' "
+                "experiments, are listed in the appendix *Reference measurements*.)")
+    plural = "s" if len(gpus) > 1 else ""
+    if len(shipped) == len(own):
+        return (f"Beside this run, each figure draws in grey the same experiment measured on the reference "
+                f"GPU{plural}: {_gpu_list(gpus)}.")
+    names = ", ".join(f"`{name}`" for name in shipped)
+    return (f"Of this chapter's {len(own)} experiments, {len(shipped)} ({names}) "
+            f"{'has' if len(shipped) == 1 else 'have'} a reference run on the GPU{plural} {_gpu_list(gpus)}, "
+            f"drawn in grey beside this run; the other {len(own) - len(shipped)} show this run alone, "
+            "and the text says so.")
 
 
 def intro(chapter: int, dev=None) -> Prose:
@@ -78,7 +129,7 @@ def intro(chapter: int, dev=None) -> Prose:
     from .device import device
     dev = dev or device()
     quick = config.quick_mode()
-    text = (f"**Measured on this page:** {dev.name}, {_where(dev)} " + _references_sentence())
+    text = (f"**Measured on this page:** {dev.name}, {_where(dev)} " + _references_sentence(chapter))
     if quick:
         text = QUICK_BANNER.format(extra=QUICK_CAVEATS.get(chapter, "")).strip() + "\n\n" + text
     return Prose(text, {"device": dev.name, "backend": dev.backend, "quick": quick})

@@ -163,7 +163,7 @@ def prediction_table(result):
     was exact; above 1 = slower than predicted)."""
     import pandas as pd
     frame = result.to_frame()
-    out = pd.DataFrame({"network": frame["network"], "AI_c": frame["ai_c"], "DI": frame["di"],
+    out = pd.DataFrame({"network": frame["network"], "AIc": frame["ai_c"], "DI": frame["di"],
                         "GMACs": frame["macs"] / 1e9, "time per call": frame["seconds"],
                         "achieved (GFLOP/s)": frame["achieved_flops"] / 1e9})
     for col, words in PREDICTIONS.items():

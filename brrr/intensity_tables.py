@@ -91,8 +91,8 @@ def added_view(table):
     M_c/A, DI and A/W, our weights and MACs, and the largest difference beyond rounding."""
     import pandas as pd
     return pd.DataFrame({
-        "network": table.index, "M_c/W": table["weight_reuse"], "M_c/W (paper)": table["weight_reuse (paper)"],
-        "M_c/A": table["activation_reuse"], "M_c/A (paper)": table["activation_reuse (paper)"],
+        "network": table.index, "Mc/W": table["weight_reuse"], "Mc/W (paper)": table["weight_reuse (paper)"],
+        "Mc/A": table["activation_reuse"], "Mc/A (paper)": table["activation_reuse (paper)"],
         "DI": table["di"], "DI (paper)": table["di (paper)"], "A/W": table["a_over_w"],
         "A/W (paper)": table["a_over_w (paper)"], "weights (M)": table["weights"] / 1e6,
         "MACs (G)": table["macs"] / 1e9, "largest difference (%)": table["largest difference (%)"]})

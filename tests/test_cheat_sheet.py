@@ -81,6 +81,11 @@ def test_the_last_row_is_the_live_device():
     assert live["source"] == H100.source
 
 
+def test_the_page_names_the_first_column_device_not_gpu():   # review B:C10: its last row may be a CPU
+    cell = next(c for c in NB.cells if c.cell_type == "code" and "ridge_points(" in c.source)
+    assert '.rename(columns={"GPU": "device"})' in cell.source
+
+
 def test_a_device_without_tensor_cores_gets_no_tensor_ridge():
     t4 = Device(name="Tesla T4", backend="cuda", array_library="cupy", l2_bytes=4 * 2 ** 20,
                 spec=dataclasses.replace(brrr.specs.GPU_SPECS["T4"], fp16_tensor=None))
@@ -106,6 +111,9 @@ def test_flowchart_labels_the_three_regimes_and_both_questions():
     for remedy in ("cuda graphs", "fuse", "tensor cores", "lower precision", "recompute"):
         assert remedy in text
     assert "flop/byte" not in text, "without a ridge passed in, no number is drawn"
+    # review B:M4: the "barely changes" branch warns about calls that read their weights once per batch
+    assert "barely changes*" in text and "memory-bound on its weights" in text
+    assert "memory-bound on its weights" in flowchart.ALT_TEXT
     fig.canvas.draw()
     renderer, box = fig.canvas.get_renderer(), fig.bbox
     for t in fig.axes[0].texts:

@@ -299,13 +299,16 @@ def test_largest_differences_are_beyond_rounding():
     expected = (abs(alex["activation_reuse"] - 362) - 0.5) / 362 * 100
     assert d.loc["AlexNet", "largest difference (%)"] == pytest.approx(expected)
     view = I.table_viii_view(t)
-    assert ("AI_c", "paper") in view.columns and ("d_f (%)", "brrr, rounded") in view.columns
+    assert ("AIc", "paper") in view.columns and ("df (%)", "brrr") in view.columns
+    # review B:C1: plain headers, and no "brrr, rounded" column (the prose says what it showed)
+    assert not any("_" in a or "rounded" in b for a, b in view.columns[1:])
+    assert ("off by", "beyond rounding, %") in view.columns
     assert t.loc["VGG-16", "macs"] == 15_470_264_320 and t.loc["AlexNet", "input_size"] == 227
 
 
 def test_readable_and_totals_tables():
     kinds = I.readable(I.convolution_table(normalize=False))
-    assert kinds.columns[0] == "convolution" and "M_c/A (MACs per activation)" in kinds.columns
+    assert kinds.columns[0] == "convolution" and "Mc/A (MACs per activation)" in kinds.columns
     r = I.model_intensity(meta("nin"), (1, 3, 227, 227), name="NiN")
     t = I.totals_table([r])
     assert t.loc[0, "network"] == "NiN" and t.loc[0, "DI (MACs per element)"] == pytest.approx(r.di)

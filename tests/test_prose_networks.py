@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch")
 import brrr  # noqa: E402
 from brrr import intensity, reference  # noqa: E402
 from brrr.prose import networks as prose  # noqa: E402
+from brrr.prose import words  # noqa: E402
 from record_sets import close_to, record_sets, sets_with  # noqa: E402
 
 
@@ -380,3 +381,17 @@ def test_conv_measurements_flat_times(backend):
     assert "All 4 took between 70 ms and 80 ms per call" in text
     assert "libraries optimise" not in text
     assert ("PyTorch's worker threads" in text) == (backend == "cpu")
+
+
+def test_table_viii_names_the_network_where_rounding_helps_most(table8):
+    """Review B:C1: the d_f from rounded values left the table, so the sentence gives its clearest case."""
+    t = table8.copy()
+    t["d_f"] = t["d_f (paper)"] + 10
+    t["d_f from rounded"] = t["d_f (paper)"] + 1
+    t.loc["AlexNet", "d_f"] = t.loc["AlexNet", "d_f (paper)"] + 50
+    t.loc["AlexNet", "d_f from rounded"] = t.loc["AlexNet", "d_f (paper)"]
+    text = str(prose.table_viii(t))
+    paper = t.loc["AlexNet", "d_f (paper)"]
+    assert "as it should be" in text and "most of all for AlexNet:" in text
+    assert (f"{words.number(paper, 3)}% from rounded values, {words.number(paper + 50, 3)}% exactly, "
+            f"{words.number(paper, 3)}% in the paper.") in text

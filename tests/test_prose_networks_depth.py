@@ -105,10 +105,36 @@ def test_throughput_correlation_every_branch():
     assert "activation reuse carries more" in di.text
     ai = prose.throughput_correlation({**base, "ai_c": 0.9, "di": 0.5, "di_interval": (-0.3, 0.9)}, _sweep(0.2))
     assert ai.facts["outcome"] == "ai_c" and "the reverse" in ai.text and "includes zero" in ai.text
-    assert "weight reuse carries more" in ai.text and "19" in ai.text
+    # its interval includes zero, so the sweep's peak at 0.2 is only a lean (review B:M1)
+    assert "leans towards weight reuse" in ai.text and "includes zero, that lean is no evidence" in ai.text
+    assert "19" in ai.text and ai.facts["alpha_lean"] == "weight"
+    assert "tracks throughput better than DI does at any" in ai.text   # r(AI_c) = 0.9 above the sweep's top
     same = prose.throughput_correlation({**base, "n": 3, "ai_c": 0.5, "di": 0.55,
                                          "di_interval": (math.nan, math.nan)}, _sweep(0.5))
     assert same.facts["outcome"] == "similar" and "Too few networks" in same.text and same.facts["interval"] is None
+    assert "too few for a confidence interval, that lean" in same.text
+
+
+def _curve(points):
+    """A sweep over alpha 0, 0.05, ..., 1 with r given at some alphas and 0 elsewhere."""
+    alphas = [round(0.05 * i, 2) for i in range(21)]
+    return pd.DataFrame({"alpha": alphas, "r": [points.get(a, 0.0) for a in alphas]})
+
+
+def test_alpha_sweep_words_for_a_sharp_a_flat_and_a_two_sided_top():
+    corr = {"n": 30, "ai_c": 0.1, "di": 0.8, "ai_c_interval": (0.1, 0.9), "di_interval": (0.5, 0.9)}
+    sharp = prose.throughput_correlation(corr, _sweep(0.3))
+    assert "weight reuse carries more" in sharp.text and "stays within" not in sharp.text
+    flat = prose.throughput_correlation(corr, _curve({0.6: 0.78, 0.65: 0.79, 0.7: 0.8, 0.75: 0.79, 0.8: 0.785,
+                                                      0.85: 0.7, 0.95: 0.79}))
+    assert "highest at $\\alpha$ = 0.7 (r = 0.8)" in flat.text
+    assert "for every $\\alpha$ from 0.6 to 0.8" in flat.text       # 0.95 is not joined to the top
+    assert "leans towards activation reuse; over 30 networks, with a top this flat" in flat.text
+    assert flat.facts["alpha_lean"] == "activation" and "carries more" not in flat.text
+    assert "better than DI does at any" not in flat.text        # r(AI_c) = 0.1, below the sweep's top
+    both = prose.throughput_correlation(corr, _curve({0.4: 0.79, 0.45: 0.8, 0.5: 0.8, 0.55: 0.79}))
+    assert both.facts["alpha_lean"] == "neither" and "does not say which reuse" in both.text
+    assert "leans" not in both.text and "carries more" not in both.text
 
 
 # --- layer_kinds ----------------------------------------------------------------------------------
@@ -151,11 +177,14 @@ def test_table_v_every_branch():
     assert p.facts["grades"]["AlexNet"] == "match" and p.facts["grades"]["SqueezeNet-V1.0"] == "close"
     assert "charges each layer for what it writes" in p.text and "70%" in p.text
     assert "MobileNet-V2 differs here" in p.text and "survives the recount" in p.text
+    # review B:M6: the group is named, not left as "the four"
+    assert "paper groups as having higher data reuse (AlexNet, VGG-16, NiN and SqueezeNet-V1.0)" in p.text
     bad = _table5({n: 20.0 for n in ("AlexNet", "VGG-16", "NiN", "SqueezeNet-V1.0")},
                   medians={"AlexNet": 600, "VGG-16": 100, "NiN": 117, "SqueezeNet-V1.0": 130,
                            "MobileNet-V1": 18, "MobileNet-V2": 37})
     q = prose.table_v(bad)
     assert "charges each layer" not in q.text and "needs restating" in q.text and "ifmap" not in q.text
+    assert "among the four networks the paper groups as having higher data reuse (AlexNet" in q.text
     assert q.facts["highest"] == "AlexNet"
     small = prose.table_v(_table5({}).drop(["NiN", "VGG-16"]))
     assert "lowest" not in small.facts

@@ -104,6 +104,21 @@ def test_block_ratio_is_the_counted_one():
     assert words.number(acts / x.nbytes) + " times its input's size" in str(p)
     assert "two of the input's size (128 × 64), two 4 times larger (128 × 256)" in str(p)
     assert words.size(32 * acts) in str(p)
+    # review B:M5: the layer norm's two vectors (scale and shift) are not read for an input's gradient
+    assert "four parameter rows are two weight matrices, which the backward pass reads" in str(p)
+    assert "and two vectors of 64 elements, which the operators that use them keep" in str(p)
+
+
+def test_block_parameter_rows_every_wording():
+    from brrr.prose.recompute_saved import _parameter_rows
+    one_matrix = _parameter_rows([{"shape": (8, 4)}])
+    assert one_matrix.startswith("The parameter row is one weight matrix") and "its layer's input" in one_matrix
+    assert "vector" not in one_matrix and "costs nothing extra" in one_matrix
+    one_vector = _parameter_rows([{"shape": (4,)}])
+    assert "is one vector of 4 elements" in one_vector and "weight matri" not in one_vector
+    both = _parameter_rows([{"shape": (8, 4)}, {"shape": (4, 8)}, {"shape": (4,)}])
+    assert "three parameter rows are two weight matrices" in both and ", and one vector of 4 elements" in both
+    assert "the operator that uses it keeps for its backward pass" in both
 
 
 def test_tables_have_no_missing_cells_but_dashes():

@@ -132,6 +132,12 @@ def test_chain_checkpoint_check_outcomes():
     assert faster.facts["outcome"] == "faster" and faster.facts["ratio"] == pytest.approx(0.5)
     assert "as long as the plain one: less time, not more" in str(faster) and "added" not in str(faster)
     assert "Read the other way" not in str(faster)
+    assert "fit only" not in str(same) + str(dear) + str(cheap) + str(faster)
+    few = Timing(samples=[2.84 * t] * 4, floor=1e-7, backend="cpu", mode="hot",
+                 warnings=["few samples: only 4 samples fit in the 500 ms budget (min_samples=5), ..."])
+    rough = wm.chain_checkpoint_check(timing(2 * t), few, p)            # review B:M3: as predicted, from 4 samples
+    assert rough.facts["outcome"] == "as predicted" and "1.42 times as long" in str(rough)
+    assert "The timer fit only four samples of a step" in str(rough)
 
 
 # --- Chapter 6 -----------------------------------------------------------------------------------

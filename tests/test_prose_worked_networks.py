@@ -120,6 +120,26 @@ def test_checkpoint_check_outcomes():
     faster = wn.checkpoint_check(timing(2 * t, NOISY), t, p)
     assert faster.facts["outcome"] == "faster" and faster.facts["ratio"] == pytest.approx(0.5)
     assert "0.5 times as long as the plain one, less time, not more" in str(faster) and "noisy" in str(faster)
+    assert "fit only" not in str(same) + str(dear) + str(cheap) + str(faster)
+
+
+def test_checkpoint_check_says_a_ratio_of_few_samples_is_rough():   # review B:M3
+    p = wn.checkpoint_cost(10 * MiB, MiB, 32, 4, 512, 256, CPU)
+    t = p.facts["seconds"]
+    few = Timing(samples=[2.8 * t, 2.8 * t], floor=1e-7, backend="cpu", mode="hot",
+                 warnings=["few samples: only 2 samples fit in the 500 ms budget (min_samples=5), ..."])
+    same = wn.checkpoint_check(timing(2.1 * t), few, p)          # 1.33: as predicted, but from two samples
+    assert same.facts["outcome"] == "as predicted" and "1.33 times as long" in str(same)
+    assert "The timer fit only two samples of a step" in str(same) and "larger `budget`" in str(same)
+    one = Timing(samples=[2.8 * t], floor=1e-7, backend="cpu", mode="hot",
+                 warnings=["few samples: only 1 sample fit in the 500 ms budget (min_samples=5), ..."])
+    alone = wn.checkpoint_check(timing(2.1 * t), one, p)
+    assert "only one sample of a step" in str(alone) and "nothing shows how much a step varies" in str(alone)
+
+
+def test_checkpoint_cost_writes_the_flops_with_a_prefix():          # review B:C7
+    p = wn.checkpoint_cost(10 * MiB, MiB, 32, 4, 512, 256, CPU)
+    assert "A step does about 51.5 GFLOP (forward" in str(p) and "51,539,607,552" not in str(p)
 
 
 # --- Chapters 6 and 7 ----------------------------------------------------------------------------

@@ -196,9 +196,12 @@ def table_viii(table) -> Prose:
     closer = sum(abs(r["d_f from rounded"] - r["d_f (paper)"]) < abs(r["d_f"] - r["d_f (paper)"])
                  for _, r in table.iterrows())
     if closer > n / 2:
-        tail = (f"For {closer} of the {n} networks, $d_f$ computed from our *rounded* $AI_c$ and DI (the "
-                "column 'brrr, rounded') is closer to the paper's $d_f$ than the exact value is, as it should "
-                "be if the paper computed its column that way.")
+        gain = (table["d_f"] - table["d_f (paper)"]).abs() - (table["d_f from rounded"] - table["d_f (paper)"]).abs()
+        best = table.loc[gain.idxmax()]
+        tail = (f"For {closer} of the {n} networks, $d_f$ computed from our *rounded* $AI_c$ and DI is closer to "
+                "the paper's $d_f$ than the exact value is, as it should be if the paper computed its column that "
+                f"way; most of all for {gain.idxmax()}: {w.number(best['d_f from rounded'], 3)}% from rounded "
+                f"values, {w.number(best['d_f'], 3)}% exactly, {w.number(best['d_f (paper)'], 3)}% in the paper.")
     else:
         tail = (f"Only {closer} of the {n} networks have a $d_f$ from rounded values closer to the paper's "
                 "column than the exact one; here the rounding does not explain the paper's $d_f$.")

@@ -15,6 +15,8 @@ from ..intensity_paper import PAPER_EQ6, PAPER_TABLE_VI
 BETTER = 0.10      # one metric's r above the other's by more than this "tracks better"
 OUT_OF_LINE = 10.0  # a network (or kind) whose ratio is this many times the median one's is "out of line"
 NEAR_ROOF = 0.5    # a network that reached half the peak or more "runs near the compute roof"
+FLAT_R = 0.03      # alphas whose r is within this of the sweep's highest are "near the top"
+FLAT_WIDE = 0.2    # a top spanning this much alpha or more is "flat": the peak's position means little
 
 _WORDS = {"ai_c_seconds": "the whole network as one kernel at its $AI_c$",
           "di_seconds": "the whole network as one kernel at its DI",
@@ -166,14 +168,63 @@ def throughput_correlation(corr: dict, sweep) -> Prose:
     else:
         text += "Too few networks were measured for the paper's confidence interval. "
         facts_interval = None
+    interval = "none" if not math.isfinite(lo) else "wide" if lo <= 0 < hi else "narrow"
+    text += _alpha_sweep_words(sweep, n, r_ai, interval)
     best = sweep.loc[sweep["r"].idxmax()]
-    text += (f"Swept like the paper's Fig. 4, DI's r on this device is highest at $\\alpha$ = "
-             f"{w.number(best['alpha'], 2)} (r = {w.number(best['r'], 2)})")
-    if best["alpha"] >= 0.5:
+    return Prose(text, {"outcome": outcome, "interval": facts_interval, "best_alpha": float(best["alpha"]),
+                        "alpha_lean": _lean(sweep)})
+
+
+def _near_best(sweep):
+    """The run of alphas around the sweep's highest r whose r is within FLAT_R of it:
+    (lowest alpha, highest alpha, lowest r among them)."""
+    rs, alphas = list(sweep["r"]), list(sweep["alpha"])
+    top = max(range(len(rs)), key=lambda i: rs[i] if math.isfinite(rs[i]) else -math.inf)
+    lo = hi = top
+    while lo > 0 and rs[lo - 1] >= rs[top] - FLAT_R:
+        lo -= 1
+    while hi < len(rs) - 1 and rs[hi + 1] >= rs[top] - FLAT_R:
+        hi += 1
+    return float(alphas[lo]), float(alphas[hi]), float(min(rs[lo:hi + 1]))
+
+
+def _lean(sweep) -> str:
+    """'activation', 'weight' or 'neither': which reuse the alphas near the sweep's top favour."""
+    a_lo, a_hi, _ = _near_best(sweep)
+    if a_lo < 0.5 < a_hi:
+        return "neither"
+    return "activation" if float(sweep.loc[sweep["r"].idxmax(), "alpha"]) >= 0.5 else "weight"
+
+
+def _alpha_sweep_words(sweep, n: int, r_ai: float, interval: str) -> str:
+    """The alpha sweep (the paper's Fig. 4 against throughput): where r peaks, how flat the top
+    is, and whether that says anything about which reuse matters (``interval``: 'narrow' where
+    the Fisher interval of DI's r excludes zero, 'wide' where it includes it, 'none' without one)."""
+    best = sweep.loc[sweep["r"].idxmax()]
+    a_lo, a_hi, r_lo = _near_best(sweep)
+    text = (f"Swept like the paper's Fig. 4, DI's r on this device is highest at $\\alpha$ = "
+            f"{w.number(best['alpha'], 2)} (r = {w.number(best['r'], 2)})")
+    if a_hi > a_lo:
+        text += (f" and stays within {w.number(FLAT_R, 2)} of that (r = {w.number(r_lo, 2)} or more) for every "
+                 f"$\\alpha$ from {w.number(a_lo, 2)} to {w.number(a_hi, 2)}")
+    lean = _lean(sweep)
+    if lean == "neither":
+        text += (": weightings that favour weight reuse and ones that favour activation reuse track throughput "
+                 "about equally well, so the sweep does not say which reuse carries the signal.")
+    elif a_hi - a_lo >= FLAT_WIDE or interval != "narrow":
+        why = ("with a top this flat" if a_hi - a_lo >= FLAT_WIDE else
+               "with an interval for r that includes zero" if interval == "wide" else
+               "too few for a confidence interval")
+        text += (f", so the sweep leans towards {lean} reuse; over {n} networks, {why}, that lean is no "
+                 "evidence either way.")
+    elif lean == "activation":
         text += ", so here too activation reuse carries more of the signal than weight reuse."
     else:
         text += ", so here weight reuse carries more of the signal than activation reuse."
-    return Prose(text, {"outcome": outcome, "interval": facts_interval, "best_alpha": float(best["alpha"])})
+    if math.isfinite(r_ai) and r_ai > best["r"]:
+        text += (f" $AI_c$ (r = {w.number(r_ai, 2)}) tracks throughput better than DI does at any "
+                 "$\\alpha$.")
+    return text
 
 
 def layer_kinds(result) -> Prose:

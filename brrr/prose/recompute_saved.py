@@ -81,7 +81,31 @@ def block(rows, input_bytes: int, layers: int) -> Prose:
             f"{_bytes(layers * total)}.")
     params = [r for r in rows if r["kind"] == "parameter"]
     if params:
-        text += (f" The {w.spelled(len(params))} parameter rows are weights the backward pass reads to compute "
-                 "the gradients of their layers' inputs; they are in memory anyway and cost nothing extra.")
+        text += " " + _parameter_rows(params)
     return Prose(text, {"block_ratio": ratio, "block_bytes": total, "input_bytes": input_bytes,
                         "stack_bytes": layers * total})
+
+
+def _parameter_rows(params) -> str:
+    """What the ``parameter`` rows of a block are: weight matrices (read for the gradients of their
+    layers' inputs) and vectors (biases, a normalisation's scale and shift: kept by the operator,
+    whether or not a gradient needs them)."""
+    mats = [r for r in params if len(r["shape"]) >= 2]
+    vecs = [r for r in params if len(r["shape"]) < 2]
+    parts = []
+    if len(mats) == 1:
+        parts.append("one weight matrix, which the backward pass reads to compute the gradient of its layer's input")
+    elif mats:
+        parts.append(f"{w.spelled(len(mats))} weight matrices, which the backward pass reads to compute the "
+                     "gradients of their layers' inputs")
+    if vecs:
+        sizes = w.listing(dict.fromkeys(_shape(r["shape"]) for r in vecs))
+        one = len(vecs) == 1
+        parts.append(f"{w.spelled(len(vecs))} vector{'' if one else 's'} of {sizes} elements, which "
+                     f"{'the operator that uses it keeps for its' if one else 'the operators that use them keep for their'} "
+                     f"backward pass whether or not a gradient needs {'it' if one else 'them'} (a normalisation's "
+                     "shift, for one, enters no gradient)")
+    n = len(params)
+    if n == 1:
+        return f"The parameter row is {parts[0]}; it is in memory anyway and costs nothing extra."
+    return f"The {w.spelled(n)} parameter rows are {', and '.join(parts)}; all are in memory anyway and cost nothing extra."

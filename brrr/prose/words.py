@@ -65,7 +65,10 @@ def percent(fraction: float) -> str:
 
 
 def times(ratio: float) -> str:
-    """'3.2 times', '1.1 times', '12 times'."""
+    """'3.2 times', '1.35 times', '0.956 times', '12 times': three significant digits below 2, where
+    the second decimal is the point (a 35% rise is not a 30% one), two from 2 to 10, whole numbers above."""
+    if ratio < 2:
+        return f"{ratio:.3g} times"
     return f"{ratio:.2g} times" if ratio < 10 else f"{ratio:,.0f} times"
 
 

@@ -11,7 +11,7 @@ from . import Prose
 from . import words as w
 from . import worked
 from .worked import NEAR_ROOF, WITHIN, _s, _shaky, roofs
-from .worked_networks import _DEPENDENT, convolutions, ops
+from .worked_networks import _DEPENDENT, _few_samples, convolutions, ops
 
 check = worked.check   # the check the chapters call from here
 
@@ -156,7 +156,8 @@ def chain_checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
     text += f" The plain step ran at {w.percent(share)} of the speed the roofline allows" + (
         "." if share >= NEAR_ROOF else ": far below it, so something other than the bytes set its time: the "
         "arithmetic of the error function and its derivative (many instructions per element on a CPU), the fixed "
-        "cost of each call, or other programs.") + ("" if outcome == "as predicted" else _shaky(plain, checkpointed))
+        "cost of each call, or other programs.") + ("" if outcome == "as predicted" else _shaky(plain, checkpointed)) \
+        + _few_samples(plain, checkpointed)
     return Prose(text, {"outcome": outcome, "ratio": ratio, "extra": extra, "share": share})
 
 

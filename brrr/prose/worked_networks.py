@@ -10,6 +10,7 @@ from . import Prose
 from . import words as w
 from . import worked
 from .worked import WITHIN, _s, _shaky, roofs
+from ..units import format_si
 
 check, two_ops_check = worked.check, worked.two_ops_check   # the checks the chapters call from here
 
@@ -28,6 +29,22 @@ REASONS = {  # problem: (why slower, why faster; None: the caches, or the CPU's 
 
 def _bound(roof, flops: float, nbytes: float) -> float:
     return float(roof.time(flops, nbytes))
+
+
+def _few_samples(*timings) -> str:
+    """A sentence when the timer fit fewer samples of any of ``timings`` (Timings, or seconds: never) than it
+    was asked for, whatever the outcome: a ratio of two such times is rough, however close it lands."""
+    few = [t for t in timings if any(str(note).startswith("few samples") for note in getattr(t, "warnings", ()))]
+    if not few:
+        return ""
+    n = min(len(t.samples) for t in few)
+    if n == 1:
+        return (" The timer fit only one sample of a step in its time budget, so nothing shows how much a step "
+                "varies, and one slow sample can move this ratio by any amount: time it again with a larger "
+                "`budget` before reading more into it.")
+    return (f" The timer fit only {w.spelled(n)} samples of a step in its time budget, so the spread is a guess "
+            "and so is the second digit of this ratio: time it again with a larger `budget` before reading more "
+            "into it.")
 
 
 # --- Chapter 4: fusion -------------------------------------------------------------------------------
@@ -139,7 +156,7 @@ def checkpoint_cost(block_bytes: float, input_bytes: float, layers: int, every: 
             f"{w.size(plain)}. With segments of {every}, the model keeps ⌈{layers}/{every}⌉ segment inputs of "
             f"{w.size(input_bytes)} and one segment of activations while it is recomputed: **{w.size(kept)}**, "
             f"{w.times(plain / kept)} less.\n\nThe price is one more forward pass. A step does about "
-            f"{w.integer(flops)} FLOPs (forward, and a backward of twice its FLOPs); the recomputation adds a "
+            f"{format_si(flops, 'FLOP')} (forward, and a backward of twice its FLOPs); the recomputation adds a "
             f"third, so a checkpointed step should take **4/3 as long**. At this device's peak the plain step takes "
             f"at least {w.seconds(t)}, the checkpointed one {w.seconds(4 * t / 3)}; on the reference {ref.name}, "
             f"{w.seconds(t_ref)} and {w.seconds(4 * t_ref / 3)}. The memory is the same on both.")
@@ -166,7 +183,7 @@ def checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
                                           "set (fresh memory for every saved activation costs page faults on a CPU, "
                                           "and less of it stays in the caches), or other programs slowed it.")
     text += f" The plain step ran at {w.percent(share)} of the peak FLOP/s." + (
-        "" if outcome == "as predicted" else _shaky(plain, checkpointed))
+        "" if outcome == "as predicted" else _shaky(plain, checkpointed)) + _few_samples(plain, checkpointed)
     return Prose(text, {"outcome": outcome, "ratio": ratio, "share": share})
 
 
