@@ -195,3 +195,12 @@ def test_the_checks_are_worked_s():
     assert wn.check is worked.check and wn.two_ops_check is worked.two_ops_check
     assert not {"fused chain", "ridge batch", "linear"} & set(worked.REASONS)   # this module leaves worked's alone
     assert set(wn.REASONS) == {"fused chain", "ridge batch", "linear"}
+
+
+def test_speedup_check_says_when_a_side_beat_its_roof():
+    answer = wn.fusion_chain(8, 2 ** 26, CPU)   # 256 MiB per array: beyond the caches
+    f = answer.facts
+    text = str(wn.speedup_check(timing(2 * f["fused"]), timing(f["unfused"] / 1.02), answer))
+    assert "the unfused chain (102%) ran above its roof, faster than the roofline allows" in text
+    assert "the roof is this CPU's own measurement" in text     # the timings ran on the CPU
+    assert "ran above" not in str(wn.speedup_check(timing(2 * f["fused"]), timing(f["unfused"]), answer))

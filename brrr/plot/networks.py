@@ -11,7 +11,7 @@ from ._base import (REFERENCE_COLOR, _frame, _meta, _references, _style, _styled
                     reference_label)
 
 #: Predictions drawn in the middle panel: column, legend text, marker.
-PREDICTED = (("ai_c_seconds", "one kernel at $AI_c$", "o"), ("di_seconds", "one kernel at DI", "s"),
+PREDICTED = (("ai_c_seconds", "one kernel at AIc", "o"), ("di_seconds", "one kernel at DI", "s"),
              ("conv_fc_seconds", "Conv + FC layers, each on the roof", "^"),
              ("all_layers_seconds", "every layer, each on the roof", "D"))
 
@@ -57,9 +57,9 @@ def _throughput_panel(ax, frame, roof, refs, itemsize=4):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
-    ax.set_xlabel("intensity (MACs per element): $AI_c$ filled, DI hollow")
+    ax.set_xlabel("intensity (MACs per element): AIc filled, DI hollow")
     ax.set_ylabel("achieved throughput (GFLOP/s), measured")
-    ax.set_title("Measured throughput against $AI_c$ and DI")
+    ax.set_title("Measured throughput against AIc and DI")
     _plain_log(ax.yaxis)
     ax.legend(frameon=False, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3)
     _style(ax)

@@ -87,6 +87,10 @@ def speedup_check(fused, unfused, answer: Prose) -> Prose:
             text += (f" The array, {w.size(f['nbytes'] / 2)}, fits at least in part in the caches, which make "
                      "passes cheaper than the bandwidth the prediction assumed.")
         text += _shaky(fused, unfused)
+    backend = getattr(fused, "backend", None)   # a Timing knows where it ran; a bare time does not
+    text += worked.beyond_roof({"the fused kernel": eff_f, "the unfused chain": eff_u},
+                               {"the fused kernel": f["nbytes"], "the unfused chain": f["k"] * f["nbytes"]},
+                               f["cache_bytes"], None if backend is None else backend == "cpu")
     return Prose(text, {"outcome": outcome, "speedup": speedup, "shares": {"fused": eff_f, "unfused": eff_u}})
 
 
