@@ -73,7 +73,7 @@ def speedup_check(fused, unfused, answer: Prose) -> Prose:
     """The measured speed-up (times or Timings: unfused / fused) against the predicted one, and which side moved."""
     f, speedup = answer.facts, _s(unfused) / _s(fused)
     eff_f, eff_u = f["fused"] / _s(fused), f["unfused"] / _s(unfused)   # shares of the roofline's speed
-    text = f"Fusing made the chain of {f['k']} {w.times(speedup)} faster, "
+    text = f"Fusing made the chain of {f['k']} links {w.times(speedup)} faster, "
     outcome = ("as predicted" if abs(speedup / f["speedup"] - 1) <= WITHIN else
                "smaller" if speedup < f["speedup"] else "larger")
     if outcome == "as predicted":
