@@ -373,6 +373,10 @@ def test_elementwise_gap_wordings():
                        "matmul FP16 tensor cores": 300e3}, device=H100, spec_gap=14.8)
     t = str(prose.elementwise_gap(smaller))
     assert "Less of it shows" in t and "tensor-core matmul" in t
+    larger = prose.elementwise_gap(gap_run({"elementwise x * 2": 300, "elementwise fused FMA chain": 30e3,
+                                            "matmul FP32": 55e3, "matmul FP16 tensor cores": 650e3},
+                                           device=H100, spec_gap=14.8))   # 650/30 = 21.7 > 14.8
+    assert larger.facts["outcome"] == "gap larger" and "at most half that peak" in str(larger)
     chain_wins = str(prose.elementwise_gap(gap_run(
         {"elementwise x * 2": 1, "elementwise fused FMA chain": 120, "matmul FP32": 60})))
     assert "the chain outran the matmul, 2 times its FLOP/s" in chain_wins
