@@ -28,7 +28,7 @@ from .intensity_paper import PAPER_NAMES, PAPER_NAMES_ADDED
 FULL_NETWORKS = ("alexnet", "vgg16", "nin", "resnet50", "mobilenet_v1", "mobilenet_v2",
                  "squeezenet1_0", "squeezenet1_1")
 QUICK_NETWORKS = ("alexnet", "mobilenet_v1", "mobilenet_v2", "squeezenet1_1")
-PREDICTIONS = {"ai_c_seconds": "one kernel at AI_c", "di_seconds": "one kernel at DI",
+PREDICTIONS = {"ai_c_seconds": "one kernel at AIc", "di_seconds": "one kernel at DI",
                "conv_fc_seconds": "Conv and FC layers, each on the roof",
                "all_layers_seconds": "every layer, each on the roof"}
 KIND_ORDER = ("standard", "pointwise", "group", "depthwise", "fc", "no MACs")

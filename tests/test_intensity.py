@@ -289,6 +289,15 @@ def test_table_iii_beside_paper_rounds_to_the_papers_digits():
     assert t.loc[t["convolution"] == "pointwise", "intensity (brrr)"].item() == 0.24   # 0.2359 to 2 digits
 
 
+def test_page_tables_write_no_raw_subscripts():
+    """B2:C1: the page's table headers and metric names read 'Mc/W' and 'AIc', never TeX's 'M_c' or 'AI_c'."""
+    from brrr import intensity_energy, intensity_predict
+    names = list(I.table_iii_beside_paper().columns) + list(intensity_energy.table_ix_recomputed()["metric"])
+    names += list(intensity_predict.PREDICTIONS.values())
+    assert not [n for n in names if "_" in n]
+    assert "Mc/W (brrr)" in names and "AIc" in names and "one kernel at AIc" in names
+
+
 def test_largest_differences_are_beyond_rounding():
     t = I.compare_with_paper(["vgg16", "alexnet"])
     d = I.largest_differences(t)

@@ -117,6 +117,34 @@ def test_cached_cpu_peaks_say_how_they_were_measured():
                .replace("   ", " ") for w in texts(fig))
 
 
+def test_a_cpus_float64_ceiling_says_it_was_measured():
+    roof = brrr.Roofline(peak_flops=1e11, peak_bandwidth=2e10, name=CPU["name"],
+                         compute_ceilings={"FP64": 5e10, "FP32": 1e11})
+    fig = plot.roofline(roof, points=[], device=CACHED_CPU)
+    words = " ".join(texts(fig)).replace("\n", " ").replace("   ", " ")
+    assert "thin line: FP64 50 GFLOP/s, the same 2048x2048 np.matmul in float64" in words
+    fig = plot.roofline(brrr.Roofline(peak_flops=1e11, peak_bandwidth=2e10, name=CPU["name"]), points=[],
+                        device=CACHED_CPU)
+    assert "thin line" not in " ".join(texts(fig))
+    fig = plot.roofline(SPEC, points=[])                        # a spec sheet's ceilings need no such note
+    assert "in float64" not in " ".join(texts(fig))
+
+
+def ceiling_label(fig, start):
+    return next(t for t in fig.axes[0].texts if t.get_text().startswith(start))
+
+
+def test_a_ceiling_label_moves_off_the_points_under_it():
+    fig = plot.roofline(SPEC, points=[])
+    far = ceiling_label(fig, "FP16 / BF16 tensor")
+    assert far.xy[0] == pytest.approx(fig.axes[0].get_xlim()[1])  # nothing under it: at the right edge
+    crowd = [{"label": f"bf16 {n}", "flops": 2 * n ** 3, "nbytes": 6 * n ** 2, "seconds": 2 * n ** 3 / 280e12}
+             for n in (4096, 8192)]                             # just under the 312 TFLOP/s ceiling, far right
+    moved = ceiling_label(plot.roofline(SPEC, points=crowd), "FP16 / BF16 tensor")
+    assert moved.xy[0] == pytest.approx(312e12 / 1.5e12)       # right-aligned at the ceiling's knee
+    assert moved.get_ha() == "right" and moved.xy[1] == pytest.approx(312)
+
+
 def test_reference_points_have_their_dtype_and_a_shape_of_their_own():
     gpu = roofline_result(device=GPU, reference=True)
     for dtype in ("float32", "float16", "bfloat16"):

@@ -52,3 +52,17 @@ def test_python_ops_and_batch():
     fig = plot.double_the_batch(Result("double_the_batch", recs, {"device": CPU}))
     assert len(fig.axes) == 2
     assert fig.axes[1].get_lines()[0].get_ydata()[-1] == pytest.approx(recs[-1]["seconds"] / recs[-1]["size"])
+
+
+def test_time_vs_size_legend_rounds_the_crossover_as_the_table_does():
+    """A2:C4: the legend gives the fitted crossover to three significant digits, as the table and the
+    text do (3,754.2 -> 3,750), and names no size where the fit has none."""
+    live = sweep(CPU, [("numpy", "cpu", 1e-6)])
+    fit = dict(ov.fit_overheads(live)["numpy"], crossover=3754.2)
+    labels = [line.get_label() for line in plot.time_vs_size(live, {"numpy": fit}).axes[0].get_lines()]
+    assert any("work = fixed cost at 3,750 elements" in label for label in labels), labels
+    assert not any("3,754" in label for label in labels)
+    assert f"{ov.fit_table({'numpy': fit})['work = fixed cost at (elements)'].iloc[0]:,.0f}" == "3,750"
+    fit = dict(fit, crossover=float("inf"))
+    labels = [line.get_label() for line in plot.time_vs_size(live, {"numpy": fit}).axes[0].get_lines()]
+    assert any("no size where work = fixed cost" in label for label in labels)

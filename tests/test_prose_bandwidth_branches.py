@@ -110,6 +110,24 @@ def test_the_climb_hides_the_small_cache_levels():
     assert "No step shows" not in str(prose.bandwidth_curve(falls))
 
 
+def test_a_cache_level_past_the_peak_shows_a_step_or_none():
+    flat = [(4 * KiB, 10.0), (256 * KiB, 80.0), (512 * KiB, 75.0), (1 * MiB, 78.0), (2 * MiB, 73.0),
+            (8 * MiB, 74.0), (16 * MiB, 60.0), (32 * MiB, 25.0), (512 * MiB, 33.0)]
+    text = str(prose.bandwidth_curve(curve_run(flat)))
+    assert "It falls most steeply between 16 MiB and 32 MiB, around the size of the L3 (32 MiB)." in text
+    assert ("No step shows where the L2 (512 KiB) runs out: from 256 KiB to 2 MiB the copy ran between 73 GB/s "
+            "and 80 GB/s, so the level after the L2 fed it about as fast as the L2 did.") in text
+    assert "No step shows where the L1d (32 KiB) runs out: it lies at or before the peak" in text
+    assert "where the L3" not in text                      # the steepest drop already speaks for the L3
+    step = [(4 * KiB, 10.0), (256 * KiB, 80.0), (512 * KiB, 78.0), (1 * MiB, 50.0), (2 * MiB, 49.0),
+            (8 * MiB, 48.0), (16 * MiB, 45.0), (32 * MiB, 20.0), (512 * MiB, 19.0)]
+    text = str(prose.bandwidth_curve(curve_run(step)))
+    assert "A step also shows where the L2 (512 KiB) runs out: from 78 GB/s at 512 KiB to 50 GB/s at 1 MiB." in text
+    assert "No step shows where the L2" not in text
+    coarse = [(4 * KiB, 10.0), (256 * KiB, 80.0), (16 * MiB, 60.0), (32 * MiB, 25.0), (512 * MiB, 33.0)]
+    assert "the L2" not in str(prose.bandwidth_curve(curve_run(coarse)))   # no points near it: nothing to say
+
+
 def test_dram_outcome_splits_the_points_at_the_threshold():
     meta = {"stores": STORES}
     assert dram.kind(192 * MiB, 192 * MiB) == "streaming" and dram.kind(192 * MiB, 128 * MiB) == "ordinary"
@@ -192,6 +210,18 @@ def test_the_cos_table_regime_against_a_compute_bound_measurement():
     assert "one `cos` ran at 20% of the speed the roofline allows" in str(p)
 
 
+def test_what_fusing_a_compute_bound_pair_saved():
+    assert "Here fusing saved only 4.8%, and the measurement says why" in str(prose.cos_fusion(cos_run(5.0, 10.0, 10.5)))
+    assert "Here fusing saved nothing, and" in str(prose.cos_fusion(cos_run(5.0, 10.0, 10.0)))
+    slower = str(prose.cos_fusion(cos_run(5.0, 10.1, 10.0)))
+    assert "Here fusing saved nothing (the fused pair was even 1% slower), and the measurement says why" in slower
+    assert "almost" not in slower
+    ref = cos_run(5.0, 10.1, 10.0)
+    ref.meta["reference"] = True
+    assert "compute-bound, so fusion saved nothing (the fused pair was even 1% slower)." in str(
+        prose.cos_fusion(cos_run(1.2, 1.3, 2.5), [ref]))
+
+
 def test_the_cos_table_regime_agrees_with_a_memory_bound_measurement():
     p = prose.cos_fusion(cos_run(1.2, 1.3, 2.5))
     assert p.facts["outcome"] == "memory-bound"
@@ -266,3 +296,33 @@ def test_an_unknown_gpu_roof_is_its_derived_peaks():
                                                                           seconds=2e9 / 19000e9)]
     text = str(prose.roofline_summary(roofline_run(GPU, records)))
     assert "the peaks `brrr` derived from its properties" in text and "measured roof" not in text
+
+
+H100 = {"name": "NVIDIA H100 80GB HBM3", "backend": "cuda", "peak_bandwidth": 3.35e12, "l2_bytes": 50 * MiB,
+        "peak_flops_float32": 67e12, "peak_flops_float32_tensor": 494.5e12, "peak_flops_float16_tensor": 989.5e12,
+        "source": "NVIDIA H100 Tensor Core GPU datasheet (2023)"}
+TENSOR = {"kind": "compute", "op": "matmul", "library": "torch", "gflops": 800e3, "gbps": 1.0, "flops": 2e12,
+          "nbytes": 1e9, "seconds": 2e12 / 800e12, "tensor_cores": True, "dtype": "bfloat16"}
+
+
+def test_a_spec_sheet_reference_moves_its_ridge_by_the_spec_ratio():
+    """The measured tensor-core ratio (800 / 50 = 16) is not how far the spec ridge moves (989.5 / 67)."""
+    records = [dict(STREAM[0], gbps=3000.0, seconds=12e6 / 3000e9),
+               dict(STREAM[1], gflops=50e3, seconds=2e9 / 50e12), TENSOR]
+    ref = roofline_run(H100, records)
+    ref.meta["reference"] = True
+    text = str(prose.roofline_summary(roofline_run(CPU, STREAM), [ref]))
+    assert "Its tensor cores did 800 TFLOP/s on a bfloat16 matmul, 16 times its measured FP32 general-math rate" in text
+    assert ("On the spec sheet its bfloat16 tensor-core rate is 990 TFLOP/s, 15 times the FP32 figure, so with "
+            "tensor cores the spec ridge moves right by that factor, from 20 to 295 FLOP/byte.") in text
+    assert "same factor" not in text
+
+
+def test_a_measured_reference_moves_its_ridge_by_the_measured_ratio():
+    records = [dict(STREAM[0], gbps=1900.0, seconds=12e6 / 1900e9),
+               dict(STREAM[1], gflops=19000.0, seconds=2e9 / 19000e9), dict(TENSOR, gflops=190e3)]
+    ref = roofline_run(GPU, records)
+    ref.meta.update(reference=True, peak_flops=19e12, peak_bandwidth=1.9e12)
+    text = str(prose.roofline_summary(roofline_run(CPU, STREAM), [ref]))
+    assert "10 times its measured FP32 general-math rate. Its measured roof's ridge moves right by the same " \
+           "factor with tensor cores." in text and "spec sheet its" not in text

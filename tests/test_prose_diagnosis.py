@@ -485,8 +485,12 @@ def test_compile_wordings():
     faster = prose.compile_outcome(made_compile(1e-3, 0.4e-3), t)
     assert faster.facts["outcome"] == "faster" and "2.5 times as fast" in str(faster)
     assert "not all of the gain is fusion" not in str(faster)      # that sentence is about a CPU
-    same = prose.compile_outcome(made_compile(1e-3, 1.05e-3), t)
-    assert same.facts["outcome"] == "same"
+    same = prose.compile_outcome(made_compile(1e-3, 1.05e-3), t)       # fusable rows: 11 of 20 us
+    assert same.facts["outcome"] == "same, large budget" and "did no better" not in str(same)   # B2:N6
+    assert "although the rows fusion could shorten held 55% of the replayed time" in str(same)
+    t.loc[t.op == "addmm", "seconds"] = 99e-6                        # now 11 of 110 us
+    small = prose.compile_outcome(made_compile(1e-3, 1.05e-3), t)
+    assert small.facts["outcome"] == "same" and "held only 10% of the replayed time" in str(small)
     ref = made_compile(1e-3, 0.5e-3)
     ref.meta["reference"] = True
     assert "On the reference Test GPU" in str(prose.compile_outcome(made_compile(1e-3), t, [ref]))

@@ -157,18 +157,31 @@ def test_a_roof_with_streaming_stores_against_a_copy_with_ordinary_ones():
     assert "The roof is a NumPy copy by one thread of 256 MiB per array, at least the 192 MiB" in text
     assert "This copy moves at most 128 MiB per thread, below that size, so it uses ordinary stores" in text
     assert "One thread's 10 GB/s counted is about 15 GB/s of traffic, 75% of the roof." in text
-    # Little's law on the traffic, not the count: 15 GB/s x 100 ns
-    assert f"the traffic times that latency: one thread's 15 GB/s means about {words.size(15e9 * 100e-9)}" in text
-    assert "short of bytes in flight even with the extra reads counted" in text
+    # Little's law on the loads, which alone wait for a reply: the thread loads its source and its
+    # destination's lines (10 GB/s, all it counts), the streaming roof only its source (half of 20 GB/s)
+    assert "what waits for memory's reply is the loads" in text
+    assert f"10 GB/s of loads in all, so it kept about {words.size(10e9 * 100e-9)} of loads in flight" in text
+    assert f"some {words.number(10e9 * 100e-9 / 64, 2)} cache lines" in text
+    assert f"half of its 20 GB/s, which takes about {words.size(10e9 * 100e-9)} in flight: about as much" in text
+    assert "the gap in counted bandwidth is those extra reads, not latency" in text
+    assert "short of" not in text
+
+
+def test_loads_in_flight_short_of_and_beyond_the_roofs():
+    text, _ = text_of(with_stores(run([(1, 8.0), (2, 16.0)], latency=100e-9)))       # 8 against 10 GB/s of loads
+    assert f"about {words.size(10e9 * 100e-9)} in flight, {words.times(10 / 8)} as much: one thread is short of " \
+           "loads in flight even with the destination's lines counted" in text
+    text, _ = text_of(with_stores(run([(1, 12.0), (2, 12.5)], latency=100e-9)))      # 12 against 10
+    assert f", and one thread kept {words.times(1.2)} as much: latency does not hold this copy back" in text
+    assert "short of" not in text and "about as much" not in text
 
 
 def test_a_thread_near_the_roof_once_its_extra_reads_count():
     text, _ = text_of(with_stores(run([(1, 13.0), (2, 14.2)])))
     assert "about 19.5 GB/s of traffic, 98% of the roof" in text
-    assert "while the roof needs about 1.95 KiB, about as much: counted as traffic, one thread already kept" in text
     text, _ = text_of(with_stores(run([(1, 16.0), (2, 16.5)])))            # 24 GB/s of traffic: above the roof
-    assert "while the roof needs about 1.95 KiB, less: counted as traffic" in text
-    # 2 threads' 14.2 x 1.5 = 21.3 GB/s is above the 20 GB/s roof, but a gain under 10% is no gain
+    assert "about 24 GB/s of traffic, 120% of the roof" in text
+    # 2 threads' 16.5 x 1.5 = 24.8 GB/s is above the 20 GB/s roof, but a gain under 10% is no gain
     assert "the roof is one thread's copy" not in text
     text, _ = text_of(with_stores(run([(1, 8.0), (2, 16.0)])))
     assert "and 2 threads' 16 GB/s is about 24 GB/s, above it: the roof is one thread's copy" in text

@@ -235,6 +235,9 @@ def test_layers_on_roofline_spec_and_references(layers):
     for run in refs:
         r = brrr.Roofline.of_run(run)
         assert f"{int((pw < r.ridge).sum())} of MobileNet-V2's {len(pw)} pointwise layers" in text
+        row = brrr.specs.lookup(run.meta["device"]["name"])     # B2:N12: named as the worked problems name it
+        if row is not None:
+            assert f"On the reference {row.name}, whose float32 ridge" in text
     ridges = [s.fp32 / s.bandwidth for s in brrr.specs.GPU_SPECS.values()]
     std = layers["VGG-16"].query("kind == 'standard'")["intensity"]
     assert close_to(max(ridges), text, 0.01)

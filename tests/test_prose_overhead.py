@@ -105,6 +105,13 @@ def test_time_vs_size(runs):
             assert "has a flat part" in said and f"up to {flat_until:,} elements" in said
         else:
             assert "has no flat part" in said
+        # A2:N3: a point of the flat part that strayed out of the band and came back is named as an outlier
+        flat_rows = rows if flat_until is None else [r for r in rows if r["size"] <= flat_until]
+        spikes = [r for r in flat_rows if r["seconds"] > prose.FLAT_WITHIN * fixed]
+        if not rises_at_once and (flat_until is None or flat_until >= prose.FLAT_SPAN * rows[0]["size"]):
+            assert ("outlier" in said) == bool(spikes)
+            for r in spikes:
+                assert words.seconds(r["seconds"]) in said
         if doubled is not None:
             assert f"doubled, for good, by {doubled:,} elements" in said
         elif flat_until is not None:
@@ -153,6 +160,14 @@ def test_time_vs_size_wordings():
     assert "has no flat part" in str(prose.time_vs_size(steep))
     knee = str(prose.time_vs_size(cpu_sweep(lambda n: 1e-6 + 2e-9 * n)))
     assert "doubled, for good, by 1,024 elements" in knee and "up to 256 elements" in knee
+    assert "outlier" not in knee and "has a flat part: its time stayed within" in knee
+    # A2:N3: a one-off spike on the flat part is named, not hidden under "stayed within"
+    spike = str(prose.time_vs_size(cpu_sweep(lambda n: (2e-6 if n == 16 else 1e-6) + 2e-9 * n)))
+    assert "has a flat part: apart from one outlier at 16 elements (2.03 µs), its time stayed within 1.5 times" in spike
+    assert "up to 256 elements" in spike
+    two = str(prose.time_vs_size(cpu_sweep(lambda n: 3e-6 if n in (16, 4096) else 1e-6)))
+    assert "stayed flat across the whole sweep" in two
+    assert "(apart from two outliers at 16 and 4,096 elements (3 µs and 3 µs))" in two
     torch_cheaper = cpu_sweep(lambda n: 1e-6 + 1e-9 * n, torch=lambda n: 0.5e-6 + 1e-9 * n)
     assert "lower than NumPy's" in str(prose.time_vs_size(torch_cheaper))
     same = cpu_sweep(lambda n: 1e-6 + 1e-9 * n, torch=lambda n: 1.05e-6 + 1e-9 * n)

@@ -215,6 +215,21 @@ def test_time_branches(ratio, outcome):
     assert "made no clear difference" in str(p)
 
 
+def test_time_trend_inside_the_same_band():
+    """B2:N2: a steady rise under 10% is said as a rise, the opposite of a cost per segment."""
+    rising = prose.checkpoint_time(hand_sweep({0: 1.0, 1: 1.29, 2: 1.31, 4: 1.33, 8: 1.38}))
+    assert rising.facts["trend"] == "rising" and not rising.facts["per_segment"]
+    assert "The time rose at every step, though only from 1.29 to 1.38" in str(rising)
+    assert "the opposite of a cost per segment" in str(rising) and "made no clear difference" not in str(rising)
+    falling = prose.checkpoint_time(hand_sweep({0: 1.0, 1: 1.38, 2: 1.33, 4: 1.31, 8: 1.29}))
+    assert falling.facts["trend"] == "falling" and not falling.facts["per_segment"]
+    assert "The time fell at every step, though only from 1.38 to 1.29" in str(falling)
+    flat = prose.checkpoint_time(hand_sweep({0: 1.0, 1: 1.3, 2: 1.35, 4: 1.28, 8: 1.32}))
+    assert flat.facts["trend"] == "none" and "made no clear difference" in str(flat)
+    two = prose.checkpoint_time(hand_sweep({0: 1.0, 1: 1.3, 8: 1.35}))   # two lengths make no trend
+    assert two.facts["trend"] == "none"
+
+
 def test_time_per_segment_cost_and_noise():
     run = hand_sweep({0: 1.0, 1: 3.0, 2: 2.0, 4: 1.6, 8: 1.4}, iqr=0.8)
     p = prose.checkpoint_time(run)

@@ -166,17 +166,28 @@ def test_separable_check_outcomes():
     t = p.facts["seconds"]
     s, d, pw = t["standard 3x3"], t["depthwise 3x3"], t["pointwise 1x1"]
     same = wm.separable_check(s, d, pw, p)
-    assert same.facts["outcome"] == "as predicted" and "within 0% of the roofline's" in str(same)
+    assert same.facts["outcome"] == "as predicted" and "within 1% of the roofline's" in str(same)   # B2:N11
     assert "`standard 3x3` ran at 100%, `depthwise 3x3` ran at 100% and `pointwise 1x1` ran at 100%" in str(same)
     small = wm.separable_check(s, timing(10 * d, NOISY), pw, p)
-    assert small.facts["outcome"] == "smaller" and "because `depthwise 3x3` ran furthest below its roof" in str(small)
+    pair_share = (d + pw) / (10 * d + pw)
+    assert small.facts["outcome"] == "smaller" and small.facts["blame"] == ["depthwise 3x3"]
+    assert (f"because the pair ran at {w.percent(pair_share)} of the speed the roofline allows it and the standard "
+            "convolution at 100%: most of the pair's lost time was `depthwise 3x3`'s, "
+            f"{w.seconds(9 * d)} beyond its bound against {w.seconds(0)} for `pointwise 1x1`.") in str(small)
     assert small.facts["shares"]["depthwise 3x3"] == pytest.approx(0.1) and "noisy" in str(small)
+    # B2:N3: both halves lost about as much time, so both are named, most seconds first
+    both = wm.separable_check(s, d + pw, 3 * pw, p)        # pointwise lost 2 pw, depthwise 1 pw: half as much
+    assert both.facts["outcome"] == "smaller" and both.facts["blame"] == ["pointwise 1x1", "depthwise 3x3"]
+    assert (f"both halves lost time beyond their bounds: `pointwise 1x1` {w.seconds(2 * pw)} and `depthwise 3x3` "
+            f"{w.seconds(pw)}.") in str(both)
     large = wm.separable_check(3 * s, d, pw, p)
-    assert large.facts["outcome"] == "larger" and "because `standard 3x3` ran furthest below" in str(large)
+    assert large.facts["outcome"] == "larger" and large.facts["blame"] == ["standard 3x3"]
+    assert ("because the standard convolution ran at 33% of the speed the roofline allows it and the pair at 100%: "
+            f"`standard 3x3` lost {w.seconds(2 * s)} beyond its bound.") in str(large)
     slower = wm.separable_check(s, s, s, p)   # the pair took twice the standard's time
     assert slower.facts["speedup"] == pytest.approx(0.5) and "0.5 times" not in str(slower)
     assert f"2 times as long, no faster at all, where the roofline predicts {w.number(p.facts['speedup'])} times " \
-           "faster, because `depthwise 3x3` ran furthest below its roof." in str(slower)
+           "faster, because the pair ran at" in str(slower)
     assert f"less than the roofline's {w.number(p.facts['speedup'])}, because" in str(small)
 
 
@@ -198,7 +209,20 @@ def test_softmax_row(no_reference):
     assert slow.facts["outcome"] == "slower" and "more than once" in str(slow) and "other programs" in str(slow)
     assert wm.check(1.1 * p.facts["seconds"], p).facts["outcome"] == "as predicted"
     fast = wm.check(p.facts["seconds"] / 2, p)   # 12 MiB, cache 32 MiB
-    assert fast.facts["outcome"] == "faster" and "fit, at least in part, in the caches" in str(fast)
+    assert fast.facts["outcome"] == "faster" and "fit in the caches" in str(fast)   # A2:C1
+
+
+def test_softmax_reasons_name_the_fixed_cost_only_where_it_matters(no_reference):
+    """B2:N5: a measured fixed cost is a reason only at 5% of the least time or more."""
+    t = wm.softmax_row(8, 12, 128, CPU).facts["seconds"]
+    unknown = wm.check(3 * t, wm.softmax_row(8, 12, 128, CPU))
+    assert "each call also pays a fixed cost (Chapter 3)" in str(unknown)
+    small = wm.check(3 * t, wm.softmax_row(8, 12, 128, CPU, fixed_cost=t / 1000))
+    assert "fixed cost (" not in str(small) and "is only 0.1% of even the least time" in str(small)
+    assert "other programs on the machine take their share" in str(small)
+    big = wm.check(3 * t, wm.softmax_row(8, 12, 128, CPU, fixed_cost=t / 10))
+    assert f"a call this short also pays a fixed cost ({w.seconds(t / 10)}, Chapter 3, 10% of the least time)" \
+        in str(big)
 
 
 def test_softmax_row_quotes_a_reference_run_of_the_same_size(monkeypatch):

@@ -113,6 +113,9 @@ def test_checkpoint_check_outcomes():
     same = wn.checkpoint_check(2 * t, timing(2 * t * 1.4, NOISY), p)
     assert same.facts["outcome"] == "as predicted" and "within 5% of 4/3" in str(same)
     assert "ran at 50% of the peak FLOP/s." in str(same) and "noisy" not in str(same)
+    close = wn.checkpoint_check(2 * t, 2 * t * 4 / 3 * 1.0005, p)   # B2:N11: no finer than 1%
+    assert "within 1% of 4/3" in str(close) and "0.05%" not in str(close)
+    assert wn.within(0) == "within 1%" and wn.within(0.012) == f"within {w.percent(0.012)}"
     dear = wn.checkpoint_check(t, timing(2 * t, NOISY), p)
     assert dear.facts["outcome"] == "dearer" and "more than 4/3" in str(dear) and "noisy" in str(dear)
     cheap = wn.checkpoint_check(t, 1.05 * t, p)

@@ -14,6 +14,12 @@ LIBRARY_MARKERS = {"numpy": "o", "torch": "s", "cupy": "^"}
 LIBRARY_ORDER = ("numpy", "torch", "cupy")
 
 
+def _elements(value: float) -> str:
+    """A fitted count of elements to three significant digits, as the table and the text give it:
+    3754.2 -> '3,750'."""
+    return f"{float(f'{value:.3g}'):,.0f}"
+
+
 @_styled
 def python_ops_per_second(result, reference=None, ax=None, title=None):
     """Millions of trivial Python operations per second, one bar per statement (from
@@ -60,7 +66,8 @@ def time_vs_size(result, fits=None, reference=None, ax=None, title=None):
         i = LIBRARY_ORDER.index(lib) if lib in LIBRARY_ORDER else len(LIBRARY_ORDER)
         ax.axhline(fit["overhead"], color=f"C{i}", linestyle=":", linewidth=1.2,
                    label=f"{lib}: fixed cost {format_seconds(fit['overhead'])} (dotted); "
-                         f"work = fixed cost at {fit['crossover']:,.0f} elements (dashed)")
+                         + (f"work = fixed cost at {_elements(fit['crossover'])} elements (dashed)"
+                            if math.isfinite(fit["crossover"]) else "no size where work = fixed cost"))
         if math.isfinite(fit["crossover"]):
             ax.axvline(fit["crossover"], color=f"C{i}", linestyle="--", linewidth=0.9)
     ax.set_xscale("log")

@@ -146,12 +146,12 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
         """An intensity a given fraction of the way (log scale) from the left edge to r's ridge."""
         return xlim[0] * (r.ridge / xlim[0]) ** fraction
 
-    def draw(r, style, color, tag, spec):
+    def draw(r, style, color, tag, spec, thin_source=""):
         main_c = _main_label(r.compute_ceilings, r.peak_flops, "peak")
         main_m = _main_label(r.memory_ceilings, r.peak_bandwidth, "bandwidth")
         ax.plot(ai, r.attainable(ai) / scale, linestyle=style, color=color, linewidth=2,
                 label=f"{tag}: {main_c} {format_rate(r.peak_flops)}, {main_m} "
-                      f"{format_rate(r.peak_bandwidth, 'B/s')}")
+                      f"{format_rate(r.peak_bandwidth, 'B/s')}{thin_source}")
         distinct = lambda v, main: not 0.87 < v / main < 1.15  # noqa: E731 - near-equal ceilings add clutter
         widest = max([r.peak_bandwidth, *r.memory_ceilings.values()])
         merged = {}
@@ -162,12 +162,16 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
                 " / ".join(x.split(" ", 1)[0] for x in labels) + " " + labels[0].split(" ", 1)[1]
             if not distinct(value, r.peak_flops):
                 continue
-            y = np.minimum(value, ai * (r.peak_bandwidth if value < r.peak_flops else widest))
+            bandwidth = r.peak_bandwidth if value < r.peak_flops else widest
+            y = np.minimum(value, ai * bandwidth)
             ax.plot(ai, y / scale, linestyle=style, color=color, linewidth=0.8, alpha=0.6)
-            x_text = xlim[1] if spec else max(value / r.peak_bandwidth * 1.3, xlim[0])
-            ax.annotate(f"{label} {format_rate(value)}", (x_text, value / scale), fontsize=8, color=color,
-                        ha="right" if spec else "left", va="bottom", xytext=(-2 if spec else 2, 1),
-                        textcoords="offset points")
+            text = f"{label} {format_rate(value)}"
+            if spec:   # at the right edge, or, where points crowd it there, left of the ceiling's knee
+                x_text, dx = ceiling_label_x(text, value, value / bandwidth, xlim, ax.get_ylim(), scale, every)
+            else:
+                x_text, dx = max(value / r.peak_bandwidth * 1.3, xlim[0]), 2
+            ax.annotate(text, (x_text, value / scale), fontsize=8, color=color,
+                        ha="right" if spec else "left", va="bottom", xytext=(dx, 1), textcoords="offset points")
         # The other memory ceilings run parallel and close together: too close for a label on
         # each line, so one legend entry names them all, in the order they are drawn, top down.
         thin = sorted(((bw, label) for label, bw in r.memory_ceilings.items() if distinct(bw, r.peak_bandwidth)),
@@ -201,7 +205,7 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
             tag = roof.name
         else:
             tag = "spec sheet" + (f" ({roof.name})" if roof.name and roof.name != info.get("name") else "")
-        draw(roof, "-", SPEC_COLOR, tag, spec=True)
+        draw(roof, "-", SPEC_COLOR, tag, spec=True, thin_source=_cpu_fp64_source(roof, info) if cpu_peaks else "")
     for run, r in zip(refs, ref_roofs):
         draw(r, "-", REFERENCE_COLOR, f"{r.name} ({reference_label(run).split(', ', 1)[1]})", spec=True)
     if measured is not None:
@@ -234,6 +238,43 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
                   ncol=1 if len(pts) < 14 else 2)
     _style(ax)
     return fig
+
+
+CHAR_WIDTH = 0.009    # one character of a size-8 label, as a share of the chart's width
+LABEL_HEIGHT = 0.04   # a label's height above its line, as a share of the chart's height
+MARKER_SIZE = 0.015   # a marker's half-height, as a share of the chart's height
+
+
+def ceiling_label_x(text: str, value: float, knee: float, xlim, ylim, scale: float, points) -> tuple:
+    """(x, offset in points) for a spec roof's thin compute-ceiling label, right-aligned above its
+    line: at the chart's right edge, unless a point (``(label, intensity, FLOP/s, ref)`` tuples)
+    would sit under the text there; then just left of the ceiling's knee (intensity ``knee``),
+    above the slanted roof, where no point can be, if the label fits there."""
+    span_x = math.log10(xlim[1] / xlim[0])
+    span_y = math.log10(ylim[1] / ylim[0])
+    width = len(text) * CHAR_WIDTH * span_x
+    y = math.log10(value / scale)
+    lo, hi = y - MARKER_SIZE * span_y, y + (LABEL_HEIGHT + MARKER_SIZE) * span_y
+
+    def crowded(right):
+        return any(math.log10(right) - width <= math.log10(x) <= math.log10(right) and
+                   lo <= math.log10(rate / scale) <= hi for _, x, rate, _ in points)
+
+    if not crowded(xlim[1]):
+        return xlim[1], -2
+    if math.log10(knee) - width > math.log10(xlim[0]) and not crowded(knee):
+        return knee, -4
+    return xlim[1], -2
+
+
+def _cpu_fp64_source(roof, info) -> str:
+    """'; thin line: FP64 88.5 GFLOP/s, the same 2048x2048 np.matmul in float64': the float64
+    ceiling of a CPU's cached peaks, measured with them ('' without one)."""
+    fp64 = roof.compute_ceilings.get("FP64")
+    if not fp64 or 0.87 < fp64 / roof.peak_flops < 1.15:
+        return ""
+    method = peak_method(info, "flops")
+    return f"; thin line: FP64 {format_rate(fp64)}, the same {method or 'matmul'} in float64"
 
 
 def _roof_of(run):

@@ -2,20 +2,22 @@
 
 Each function takes the chapter's live result and the reference runs of the
 same experiment (from :func:`brrr.reference.beside`) and returns
-:class:`~brrr.prose.Prose`. The roofline's sentences are in :mod:`.bandwidth_roofline`,
-and named here too.
+:class:`~brrr.prose.Prose`. The roofline's sentences are in :mod:`.bandwidth_roofline`
+and the cos pair's in :mod:`.bandwidth_cos`, and named here too.
 """
 from __future__ import annotations
 
 from . import Prose, with_references
 from . import words as w
 from .bandwidth_dram import dram_points, dram_sentence
+from .bandwidth_cos import cos_fusion, cos_times
 from .bandwidth_roofline import against_peaks, roofline_summary
 from .words import ABOVE_ROOF, SAME
 
 TOP_SHARE = 0.7     # a point below 70% of the curve's peak is "down from the peak"
 FLAT = 1.3          # max / min below this: the curve is flat
 KNEE_CLOSE = 1.5    # a measured knee within 1.5x of the prediction "lands near" it
+CACHE_STEP = 1.2    # bandwidth falling by this factor where a cache level runs out is a step
 
 
 # --- arithmetic intensity table --------------------------------------------------------
@@ -87,7 +89,7 @@ def curve(result) -> dict:
             "first_size": sizes[0], "last": last, "last_size": sizes[-1], "drop": drop, "level": level,
             "dram_peak": dev.get("peak_bandwidth"), "cpu": w.is_cpu(result),
             "device": dev.get("name", "this device"), "caches": caches, "llc": llc,
-            "dram": dram_points(recs, llc), "meta": result.meta}
+            "dram": dram_points(recs, llc), "meta": result.meta, "points": list(zip(sizes, gbps))}
 
 
 def _gb(gbps: float) -> str:
@@ -108,6 +110,30 @@ def _hidden_levels(c: dict) -> str:
             f"bytes, and that climb hides any step of {'its' if one else 'their'} size.")
 
 
+def _passed_levels(c: dict) -> str:
+    """Whether a step shows where each cache level past the peak runs out (those the steepest drop
+    is not already about): a point at most the level's size against the next at twice to eight times it."""
+    window = (c["drop"][0] / 2, c["drop"][1] * 2) if c["drop"] else None
+    text = ""
+    for name, size in sorted(c["caches"].items(), key=lambda kv: kv[1]):
+        if size <= c["peak_size"] or size >= c["last_size"] or (window and window[0] <= size <= window[1]):
+            continue
+        inside = [p for p in c["points"] if size / 4 <= p[0] <= size]
+        outside = [p for p in c["points"] if 2 * size <= p[0] <= 8 * size]
+        if not inside or not outside:
+            continue
+        (a, before), (b, after) = inside[-1], outside[0]
+        if before >= CACHE_STEP * after:
+            text += (f" A step also shows where the {name} ({w.size(size)}) runs out: from {_gb(before)} at "
+                     f"{w.size(a)} to {_gb(after)} at {w.size(b)}.")
+        else:
+            near = [g for s, g in c["points"] if size / 2 <= s <= 4 * size]
+            text += (f" No step shows where the {name} ({w.size(size)}) runs out: from {w.size(size / 2)} to "
+                     f"{w.size(4 * size)} the copy ran between {_gb(min(near))} and {_gb(max(near))}, so the "
+                     f"level after the {name} fed it about as fast as the {name} did.")
+    return text
+
+
 def _shape_sentence(c: dict, subject: str) -> str:
     drop = ""
     if c["drop"]:
@@ -124,12 +150,14 @@ def _shape_sentence(c: dict, subject: str) -> str:
         return (f"{subject} the copy bandwidth first rises with the working set, from {_gb(c['first'])} at "
                 f"{w.size(c['first_size'])} to a peak of {_gb(c['peak'])} at {w.size(c['peak_size'])}: the "
                 "smallest copies are too short to hide the fixed cost of a call (Chapter 3). Past the peak "
-                f"it falls as the data stops fitting in the caches.{drop}{_hidden_levels(c)} The largest working set, "
+                f"it falls as the data stops fitting in the caches.{drop}{_hidden_levels(c)}{_passed_levels(c)} "
+                "The largest working set, "
                 f"{w.size(c['last_size'])}, must come from DRAM and ran at {_gb(c['last'])}, "
                 f"{w.times(c['peak'] / c['last'])} less than the peak.")
     if c["shape"] == "falls":
         return (f"{subject} the copy bandwidth is highest for small working sets ({_gb(c['peak'])} at "
-                f"{w.size(c['peak_size'])}) and falls as the data stops fitting in the caches.{drop} "
+                f"{w.size(c['peak_size'])}) and falls as the data stops fitting in the caches.{drop}"
+                f"{_passed_levels(c)} "
                 f"The largest working set, {w.size(c['last_size'])}, must come from DRAM and ran at "
                 f"{_gb(c['last'])}, {w.times(c['peak'] / c['last'])} less than the peak.")
     if c["shape"] == "rises":
@@ -305,79 +333,6 @@ def _reference_knee(run, explained=None) -> Prose:
     rk = _knee_facts(run)
     return Prose(_knee_sentence(rk, f"{w.reference_intro(run)},", explained),
                  {f"reference {w.device_of(run)}": rk["outcome"]})
-
-
-# --- cos and cos().cos() -------------------------------------------------------------------
-
-def cos_times(result) -> dict:
-    """Times of one cos, the fused pair and the unfused pair, and the two ratios to one cos."""
-    rows = {(r["k"], r["variant"]): r["seconds"] for r in result.records}
-    single = rows.get((1, "fused"), rows.get((1, "unfused")))
-    fused, unfused = rows[(2, "fused")], rows[(2, "unfused")]
-    regime = next((r.get("predicted_regime") for r in result.records if r["k"] == 2 and r["variant"] == "fused"), None)
-    one = next((r for r in result.records if r["k"] == 1), None)
-    share = one["predicted_seconds"] / one["seconds"] if one and one.get("predicted_seconds") else None
-    return {"single": single, "fused": fused, "unfused": unfused, "fused_ratio": fused / single,
-            "unfused_ratio": unfused / single, "predicted_regime": regime, "single_share": share}
-
-
-def _table_sentence(c: dict, outcome: str) -> str:
-    """The table's roofline regime (which counts a cos as one FLOP) against what was measured."""
-    regime, share = c["predicted_regime"], c["single_share"]
-    if not regime or share is None:
-        return ""
-    ran = f"one `cos` ran at {w.percent(share)} of the speed the roofline allows"
-    if outcome == "compute-bound" and regime == "memory-bound":
-        return (f" The table's regime column says memory-bound because the roofline counts a `cos` as one FLOP; "
-                f"the measurement disagrees: {ran}.")
-    if outcome == regime:
-        return f" The table's roofline regime says {regime} too, and {ran}."
-    return f" The table's regime column is the roofline's verdict, {regime}, counting a `cos` as one FLOP; {ran}."
-
-
-def _cos_outcome(c: dict) -> str:
-    if c["fused_ratio"] < 1.3 and c["unfused_ratio"] > 1.6:
-        return "memory-bound"       # He's case: the pair costs one trip, unfused two
-    if c["fused_ratio"] > 1.6 and c["unfused_ratio"] / c["fused_ratio"] < 1.3:
-        return "compute-bound"      # each cos costs more arithmetic time than its bytes
-    return "in between"
-
-
-def cos_fusion(result, references=()) -> Prose:
-    """What fusing x.cos().cos() did here, and why; the same for each reference GPU."""
-    c = cos_times(result)
-    outcome = _cos_outcome(c)
-    text = (f"Relative to a single `cos`, the fused `cos().cos()` took {w.number(c['fused_ratio'])} times as "
-            f"long and the unfused one {w.number(c['unfused_ratio'])} times. ")
-    if outcome == "memory-bound":
-        text += ("That is He's argument, measured: both variants are memory-bound, so the time follows the "
-                 "traffic, and fusing the pair makes it cost about what one `cos` costs.")
-    elif outcome == "compute-bound":
-        text += ("Here fusing saved almost nothing, and the measurement says why: a single `cos` is already "
-                 "compute-bound on this device, so the second `cos` costs its full arithmetic time whether or "
-                 "not its bytes make an extra trip. " +
-                 ("Numba computes `cos` with a scalar math-library call per element (there is no vectorised "
-                  "math library, SVML, in this build), which takes far longer than moving the element's "
-                  "8 bytes. " if w.is_cpu(result) else "") +
-                 "Fusion saves bytes; it saves time only where bytes are what the time is spent on.")
-    else:
-        text += ("Fusing helped, but by less than the traffic alone would predict: part of the time is "
-                 "arithmetic (a `cos` is many instructions), which fusion does not remove.")
-    text += _table_sentence(c, outcome)
-    facts = {"outcome": outcome, "fused_ratio": c["fused_ratio"], "unfused_ratio": c["unfused_ratio"],
-             "single_share": c["single_share"]}
-    return with_references(Prose(text, facts), references, "this comparison", _reference_cos)
-
-
-def _reference_cos(run) -> Prose:
-    r = cos_times(run)
-    o = _cos_outcome(r)
-    t = (f"{w.reference_intro(run)}, the fused pair took {w.number(r['fused_ratio'])} and the unfused pair "
-         f"{w.number(r['unfused_ratio'])} times a single `cos`: "
-         + {"memory-bound": "memory-bound, as He describes.",
-            "compute-bound": "compute-bound, so fusion saved little.",
-            "in between": "partly memory-, partly compute-bound."}[o])
-    return Prose(t, {f"reference {w.device_of(run)}": o})
 
 
 __all__ = ["ABOVE_ROOF", "FLAT", "KNEE_CLOSE", "TOP_SHARE", "against_peaks", "bandwidth_curve", "cos_fusion",

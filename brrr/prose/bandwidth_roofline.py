@@ -108,9 +108,27 @@ def _reference_roof(run, roof) -> Prose:
     if r["tensor"]:
         best = max(r["tensor"], key=lambda x: x["gflops"])
         t += (f" Its tensor cores did {w.rate(best['gflops'] * 1e9)} on a "
-              f"{best['dtype']} matmul, {w.times(best['gflops'] / r['best_mm']['gflops'])} its FP32 "
-              "general-math rate: with tensor cores the ridge moves right by the same factor.")
+              f"{best['dtype']} matmul, {w.times(best['gflops'] / r['best_mm']['gflops'])} its measured FP32 "
+              "general-math rate" + _tensor_ridge(run, r, best["dtype"]))
     return Prose(t, {f"reference {w.device_of(run)} ridge": rr.ridge})
+
+
+_TENSOR_FIELD = {"float32": "tf32_tensor", "float16": "fp16_tensor", "bfloat16": "bf16_tensor"}
+
+
+def _tensor_ridge(run, r: dict, dtype: str) -> str:
+    """How far the ridge moves with tensor cores: by the spec sheet's tensor-core figure over its FP32
+    one where brrr has the part's spec, else (a measured roof) by the measured ratio just given."""
+    from ..specs import lookup
+    spec = lookup(w.device_of(run)) if r["spec"] else None
+    tensor = getattr(spec, _TENSOR_FIELD.get(dtype, ""), None) if spec else None
+    if not tensor:
+        return ". Its measured roof's ridge moves right by the same factor with tensor cores."
+    rr = r["roof"]
+    factor = tensor / rr.peak_flops
+    return (f". On the spec sheet its {dtype} tensor-core rate is {w.rate(tensor)}, "
+            f"{w.times(factor)} the FP32 figure, so with tensor cores the spec ridge moves right by that "
+            f"factor, from {w.number(rr.ridge)} to {w.number(tensor / rr.peak_bandwidth)} FLOP/byte.")
 
 
 def against_peaks(measured, peaks, cpu: bool) -> Prose:

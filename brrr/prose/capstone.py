@@ -157,7 +157,11 @@ def _why(r, outcome: str, ratio: float, result) -> str:
                          "the work can explain: the rest of the model changed too (the compiler builds a new graph "
                          "around the fused kernel), or the machine was busier during this step.")
             return text
-        return text + " Not writing the scores to memory saved little, because attention is a small part of the work."
+        return text + ((f" Not writing the scores to memory saved little here ({w.percent(1 - 1 / ratio)} of the time "
+                        "per token)" if ratio >= 1 else f" Not writing the scores to memory changed little here (the "
+                        f"time per token rose {w.percent(1 / ratio - 1)})")
+                       + ": the fused kernel wins back only the scores' trips through memory, a part of attention's "
+                       "time, which is itself a part of the pass's.")
     return ""
 
 
@@ -182,10 +186,12 @@ def _next_hint(r, result, base=None) -> str:
     if key == "batch":
         text += (", so the next step gives each call more work: a larger batch pays the same fixed costs once for "
                  "many tokens." if regime == "overhead-bound" else
-                 ", not in overhead-bound ones, so one short sequence is not mostly the cost of issuing calls here. "
-                 "A larger batch still helps: every matmul reads its whole weight matrix once per call, whatever "
-                 "the number of tokens, so more tokens per call share each weight read, which raises the matmuls' "
-                 "intensity.")
+                 ", not in overhead-bound ones. Those labels set each operator's roofline time against a "
+                 "one-element call's fixed cost, one operator at a time, and cannot say how much of a whole "
+                 "call's wall-clock time (Worked problem 1 sets it against the roofline's bound) went to issuing "
+                 "its dozens of operators. A larger batch helps either way: every matmul reads its whole weight "
+                 "matrix once per call, whatever the number of tokens, so more tokens per call share each weight "
+                 "read, which raises the matmuls' intensity, and they share each call's fixed cost too.")
     elif key == "autocast":
         if cpu and native is False:
             text += (". The next step, low precision, is the remedy for compute-bound matmuls on hardware with fast "

@@ -52,6 +52,36 @@ def _who(names: list) -> str:
     return f"the {families[0]}" if len(families) == 1 and families[0] not in names else w.listing(names)
 
 
+def _short(name: str) -> str:
+    """'NVIDIA RTX A6000' -> 'RTX A6000', 'Tesla T4' -> 'T4'."""
+    for prefix in ("NVIDIA ", "Tesla "):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def _cards(names: list) -> str:
+    """'the eight GeForce RTX cards (3070 to 5090)' when every one of ``names`` is a GeForce RTX card,
+    else their short names."""
+    import re
+    models = [re.search(r"GeForce RTX (\d{4})", g) for g in names]
+    if len(names) > 1 and all(models):
+        lo, hi = min(m.group(1) for m in models), max(m.group(1) for m in models)
+        return f"the {w.spelled(len(names))} GeForce RTX cards ({lo} to {hi})"
+    return w.listing(_short(g) for g in names)
+
+
+def _between(ratios: dict, training: list, small: list) -> str:
+    """The parts that are neither training parts nor small, grouped by their ratio: '4 on the L4, A10,
+    L40S and RTX A6000; 8 on the T4'."""
+    trained = {g for g in ratios if any(_family(g) in fs for _, fs, _ in training)}
+    groups = {}
+    for g, r in ratios.items():
+        if g not in trained and g not in small:
+            groups.setdefault(w.number(r, 2), []).append(_short(g))
+    return "; ".join(f"{r} on the {w.listing(gs)}" for r, gs in sorted(groups.items(), key=lambda kv: float(kv[0])))
+
+
 def spec_ratios(frame) -> Prose:
     """What the spec-sheet table (from :func:`brrr.specs.tensor_vs_general`) says about the
     ratio of tensor-core to general-math peaks: its range, the data-centre training parts (chosen by
@@ -71,14 +101,18 @@ def spec_ratios(frame) -> Prose:
                  f"rate, put more FP16 throughput into their tensor cores than into general math: {w.listing(parts)}."
                  + (" He's sixteen-fold gap is the A100's." if any("A100" in f for _, fs, _ in training for f in fs)
                     else ""))
+    between = _between(ratios, training, small) if training or small else ""
+    if between:
+        text += f" The other parts, without half-rate FP64 on their spec sheets, sit in between: {between}."
     if small:
         geforce = all("GeForce" in g for g in small)
-        text += (f" The small ratios belong to {w.listing(small)}"
+        text += (f" The small ratios belong to {_cards(small)}"
                  + (": consumer cards, whose spec lists FP16 tensor math with FP32 accumulation at half the "
                     "rate of FP16 accumulation." if geforce else ".")
                  + " Even there, a matmul can use the tensor cores and nothing else can.")
     return Prose(text, {"min_ratio": ratios[lo], "max_ratio": ratios[hi], "min_gpu": lo, "max_gpu": hi,
-                        "training": {arch: families for arch, families, _ in training}, "small": small})
+                        "training": {arch: families for arch, families, _ in training}, "small": small,
+                        "between": between})
 
 
 # --- the tensor-core sweep --------------------------------------------------------------------

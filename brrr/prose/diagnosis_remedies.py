@@ -11,6 +11,7 @@ from . import words as w
 from .diagnosis_regimes import frame
 
 NOISY = 0.25           # samples whose IQR exceeds 25% of the median are "noisy"
+BIG_BUDGET = 0.5       # fusable rows holding half the replayed time or more: much for fusion to win back
 
 
 def _times(result) -> dict:
@@ -58,9 +59,15 @@ def compile_outcome(result, eval_table, references=()) -> Prose:
                      "the generated kernels replace the eager library's tuned ones, matmuls included, and where "
                      "little of the time is fusable there is little to win back.")
             outcome = "slower"
-        else:
-            text += ": about the same. Fusion removed some trips through memory, and the compiled matmuls did no better."
+        elif budget["share"] < BIG_BUDGET:
+            text += (f": about the same. The rows fusion could shorten held only {w.percent(budget['share'])} of the "
+                     "replayed time; the rest is matmuls and compute-bound rows, which fusing does not shorten.")
             outcome = "same"
+        else:
+            text += (f": about the same, although the rows fusion could shorten held {w.percent(budget['share'])} of "
+                     f"the replayed time: whatever the compiled kernels won back was under the {w.percent(w.SAME)} "
+                     "this comparison tells apart.")
+            outcome = "same, large budget"
         if noisy:
             text += (" The samples of one of the two spread by more than a quarter of their median: the machine "
                      "was busy, and the two times can move by more than their difference.")

@@ -10,7 +10,8 @@ from . import Prose, paragraphs, with_references
 from . import words as w
 from .fusion_model import _ops
 from .words import ABOVE_ROOF
-from .fusion_speedups import _rate, _skipped, _speedup_sentence, curve, focus, fusers_of, rate_trend, trend_words
+from .fusion_speedups import (CEILING, _rate, _skipped, _speedup_sentence, ceiling_words, curve, focus, fusers_of,
+                              levelled, rate_trend, trend_words)
 
 BEND_SLOPE = 0.5    # the curve "bends" where log(speed-up) grows less than half as fast as log(k)
 BARELY = 1.1        # a fused time that grew less than 10% over a step "barely grew"
@@ -93,8 +94,7 @@ def _bend_sentence(c: dict, name: str, subject_cap: str = "The") -> tuple:
     elif o == "at":
         trend, pair = rate_trend(c, pb)
         if trend == "compute":
-            text += (f"around {line}, where the model puts it: past it the fused kernel is compute-bound, its FLOP "
-                     f"rate levelled off at about {w.percent(_rate(pb) / c['roof'].peak_flops)} of the roof's peak.")
+            text += f"around {line}, where the model puts it: past it the fused kernel is " + _held(c, pb)
         else:
             text += f"around {line}, where the model puts it." + _why_fused_grew(c, pb)
     else:
@@ -107,6 +107,21 @@ def _bend_sentence(c: dict, name: str, subject_cap: str = "The") -> tuple:
                      "roof's peak FLOP/s, below the compute roof, so its time was still spent on the bytes, "
                      "which it moved more slowly than the roof's bandwidth.")
     return text, b
+
+
+def _held(c: dict, p: dict) -> str:
+    """'compute-bound, its FLOP rate levelled off at about 37% of the roof's peak.' where the rate
+    stopped rising over the sweep's last step (:func:`~.fusion_speedups.levelled`); else the rise,
+    from ``p`` to the longest chain, against the most the chain's op can reach."""
+    peak = c["roof"].peak_flops
+    flat, last = levelled(c, p)
+    if flat:
+        return f"compute-bound, its FLOP rate levelled off at about {w.percent(_rate(p) / peak)} of the roof's peak."
+    share = CEILING.get(c["op"])
+    towards = (f", approaching {ceiling_words(c['op'])}" if share and _rate(last) < share * peak else "")
+    return (f"mostly held back by its arithmetic, though its FLOP rate had not levelled off: it was still rising, "
+            f"from {w.percent(_rate(p) / peak)} of the roof's peak at k = {w.integer(p['k'])} to "
+            f"{w.percent(_rate(last) / peak)} at k = {w.integer(last['k'])}{towards}.")
 
 
 def _steps(b: dict, a: int, z: int) -> str:
@@ -130,8 +145,10 @@ def _why_fused_grew(c: dict, p: dict) -> str:
     trend, pair = rate_trend(c, p)
     k = w.integer(p["k"])
     if trend == "compute":
-        held = (f", and held near that rate up to k = {w.integer(c['points'][-1]['k'])}"
-                if c["points"][-1]["k"] > p["k"] else "")
+        flat, last = levelled(c, p)
+        held = ("" if last["k"] <= p["k"] else f", and held near that rate up to k = {w.integer(last['k'])}" if flat
+                else f", and was still rising, to {w.percent(_rate(last) / c['roof'].peak_flops)} at "
+                     f"k = {w.integer(last['k'])}")
         return (f" At k = {k} it ran at {w.percent(_rate(p) / c['roof'].peak_flops)} of the roof's peak "
                 f"FLOP/s{held}: the fused kernel became compute-bound sooner than the model says. The model's peak "
                 "counts a fused multiply-add as two FLOPs; a chain of "

@@ -91,7 +91,7 @@ def prediction(roof, ks, device=None, op: str = "mul", dtype: str = "float32") -
         outcome = "all memory-bound"
     else:
         cap = predicted_speedup(roof, 10 ** 9, op=op, dtype=dtype)
-        listed = ", ".join(w.integer(k) for k in past)
+        listed = w.listing(w.integer(k) for k in past)
         text += (f" Below that, the predicted speed-up is k; above it the fused kernel is compute-bound and the "
                  f"speed-up levels off at about {w.number(cap)}. In the table that cap applies to the longest "
                  f"chain{'s' if len(past) > 1 else ''}, {listed}.")

@@ -12,6 +12,10 @@ from .fusion_model import BUSY, CLOSE, _faster_than_roof, _ops, _relation, _roof
 from .words import ABOVE_ROOF
 
 FOCUS_K = 16        # the chain length the chapter quotes
+LEVEL = 0.9         # a rate "levelled off" where the sweep's last step grew the fused time >= 90% of k's growth
+SERIAL = 0.75       # bytes and arithmetic one after the other "explain" a time when they add up to >= 75% of it
+CEILING = {"mul": 0.5, "add": 0.5, "fma": 1.0}   # the share of the peak (which counts an FMA as two FLOPs)
+#                                                   that a chain of each op can reach at most
 
 
 def curve(result, fuser: str) -> dict:
@@ -32,6 +36,7 @@ def curve(result, fuser: str) -> dict:
                        "eff_unfused": u["predicted_seconds"] / u["seconds"],
                        "fused_flops": f["flops"] / f["seconds"], "fused_bw": f["nbytes"] / f["seconds"],
                        "fused_seconds": f["seconds"], "unfused_seconds": u["seconds"],
+                       "fused_nbytes": f["nbytes"], "fused_flop_count": f["flops"],
                        "regime": f.get("predicted_regime"), "library": f.get("library", fuser)})
     return {"fuser": fuser, "points": points, "op": (result.records[0]["op"] if result.records else "mul"),
             "crossover": (result.meta or {}).get("crossover_k"), "roof": _roof_of(result),
@@ -57,8 +62,8 @@ def _rate(p: dict) -> float:
 def compute_from(c: dict):
     """The shortest chain from which the measurements say the fused kernel's time is set by its
     arithmetic: from there to the longest chain its FLOP rate stays at ``BUSY`` of the roof's peak or
-    more and within ``CLOSE`` of the best rate of the sweep (it levelled off, as a compute-bound
-    kernel's rate does). None where the rate never levels off that high (or there is no roof)."""
+    more and within ``CLOSE`` of the best rate of the sweep (near its best; whether it had stopped
+    rising there, :func:`levelled` says). None where the rate never gets that high (or there is no roof)."""
     roof, pts = c["roof"], c["points"]
     if not roof or not pts:
         return None
@@ -69,6 +74,68 @@ def compute_from(c: dict):
             break
         start = p["k"]
     return start
+
+
+def levelled(c: dict, p: dict) -> tuple:
+    """Whether the fused kernel's FLOP rate had stopped rising from point ``p`` on: over the sweep's
+    last step the fused time grew at least ``LEVEL`` times as much as k did (a doubling of k at least
+    1.8 times), as a kernel held back by its arithmetic does. ``(True, last)`` or ``(False, last)``
+    with the sweep's last point."""
+    pts, last = c["points"][-2:], c["points"][-1]
+    if len(pts) < 2:
+        return True, last
+    a, z = pts
+    return z["fused_seconds"] / a["fused_seconds"] >= LEVEL * z["k"] / a["k"], last
+
+
+def ceiling_words(op: str) -> str:
+    """'half the peak, the most a chain of multiplications can reach (...)' for an op of :data:`CEILING`."""
+    share = CEILING.get(op)
+    if share == 1.0:
+        return f"the peak, which a chain of {_ops(op)} can reach (each is one fused multiply-add instruction)"
+    return (f"half the peak, the most a chain of {_ops(op)} can reach (the peak counts a fused multiply-add as "
+            f"two FLOPs; a {_ops(op, 1)} is one FLOP per instruction)")
+
+
+def serial_bound(c: dict, p: dict):
+    """The fused kernel at ``p`` with its bytes and its arithmetic one after the other, not overlapped:
+    ``(bytes time, arithmetic time, their sum over the measured time)``, the bytes at the roof's
+    bandwidth and the FLOPs at the most its op can reach (:data:`CEILING` of the peak). None where
+    there is no roof or the op has no known ceiling (a cosine is many instructions)."""
+    roof, share = c["roof"], CEILING.get(c["op"])
+    if not roof or not share or "fused_nbytes" not in p:
+        return None
+    tb = p["fused_nbytes"] / roof.peak_bandwidth
+    ta = p["fused_flop_count"] / (share * roof.peak_flops)
+    return tb, ta, (tb + ta) / p["fused_seconds"]
+
+
+def serial_words(c: dict, p: dict) -> tuple:
+    """The sentence on a fused kernel that fell short far from both roofs, from :func:`serial_bound`:
+    ``('serial', text)`` where bytes then arithmetic explain at least ``SERIAL`` of its time,
+    ``('overlapped', text)`` where it beat even that sum, ``('unexplained', text)`` below ``SERIAL``,
+    ``(None, '')`` where there is no such bound."""
+    bound = serial_bound(c, p)
+    if bound is None:
+        return None, ""
+    tb, ta, share = bound
+    t = p["fused_seconds"]
+    lead = (f" Its bytes take {w.seconds(tb)} at the roof's bandwidth and its {_ops(c['op'])} "
+            f"{w.seconds(ta)} at {ceiling_words(c['op'])}")
+    if share > ABOVE_ROOF:
+        return "overlapped", (
+            f"{lead}; one after the other that would be {w.seconds(tb + ta)}, more than the {w.seconds(t)} "
+            f"measured, so the two partly overlapped, though not as fully as the roofline's max of the two "
+            f"({w.seconds(max(tb, ta))}) assumes.")
+    if share >= SERIAL:
+        return "serial", (
+            f"{lead}; one after the other that is {w.seconds(tb + ta)}, {w.percent(share)} of the {w.seconds(t)} "
+            f"measured: its {_ops(c['op'])} and its memory traffic did not overlap, and the roofline's max of the "
+            "two assumes they do.")
+    return "unexplained", (
+        f"{lead}; even one after the other that is only {w.seconds(tb + ta)}, {w.percent(share)} of the "
+        f"{w.seconds(t)} measured: the rest went to what the model leaves out (the loop's own overhead, threads "
+        "waiting for one another, other programs sharing the cores).")
 
 
 def rate_trend(c: dict, p: dict) -> tuple:
@@ -131,7 +198,7 @@ def _why(p: dict, c: dict, run) -> str:
         text = (f" The fused kernel fell further below its roofline time than the unfused chain did: it reached "
                 f"{w.percent(ef)} of its roofline speed, the unfused passes {w.percent(eu)}.")
         trend, pair = rate_trend(c, p)
-        if trend == "compute":
+        if trend == "compute" and levelled(c, p)[0]:      # a fused time that stopped growing is no sign of it
             text += (f" Its arithmetic is no longer free: it ran at {w.percent(p['fused_flops'] / roof.peak_flops)} "
                      "of the roof's peak FLOP/s, and that peak counts a fused multiply-add as two FLOPs, where a "
                      f"{_ops(c['op'], 1)} is one per instruction, so this chain can reach about half of it at most.")
@@ -142,10 +209,12 @@ def _why(p: dict, c: dict, run) -> str:
                      f"its bytes at {w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth."
                      + trend_words(c, trend, pair, p, rate_said=True))
         elif roof:
-            text += (f" It ran at {w.percent(p['fused_flops'] / roof.peak_flops)} of the roof's peak FLOP/s and moved "
-                     f"its bytes at {w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth, far "
-                     "from both limits: the time went to what the model leaves out (the loop's own overhead, "
-                     "threads waiting for one another, other programs sharing the cores).")
+            rates = (f" It ran at {w.percent(p['fused_flops'] / roof.peak_flops)} of the roof's peak FLOP/s and moved "
+                     f"its bytes at {w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth")
+            kind, words_ = serial_words(c, p)
+            text += (rates + "." + words_ if kind else
+                     rates + ", far from both limits: the time went to what the model leaves out (the loop's own "
+                     "overhead, threads waiting for one another, other programs sharing the cores).")
         return text
     return ""
 

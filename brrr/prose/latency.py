@@ -195,6 +195,15 @@ def _traffic(c: dict) -> tuple:
                             best_workers, c["roof"])
 
 
+_LOW = (". The chase ran with nothing else in flight, and a loaded memory system answers more slowly, so these "
+        "estimates are low ones.")
+
+
+def _chase(c: dict) -> str:
+    return (f"A pointer chase, in which each load's address is the value the previous load returned so that one "
+            f"load is in flight at a time, took {w.seconds(c['latency'])} per load.")
+
+
 def _little(c: dict) -> str:
     moved, why = _traffic(c)
     why = why + " " if why else ""
@@ -202,28 +211,48 @@ def _little(c: dict) -> str:
         return why + ("Little's law says how much parallelism a copy needs: the bytes in flight equal the "
                       "bandwidth times the latency of one request. This run did not measure the latency, so "
                       "it gives no number for either.")
-    rate = moved if moved else c["first"]
-    one = rate * 1e9 * c["latency"]
-    text = (f"{why}A pointer chase, in which each load's address is the value the previous load returned so "
-            f"that one load is in flight at a time, took {w.seconds(c['latency'])} per load. By Little's law the "
-            f"bytes in flight are the {'traffic' if moved else 'bandwidth'} times that latency: {_one(c)}'s "
-            f"{_gb(rate)} means about {w.size(one)} in flight")
+    if moved:
+        return why + _little_loads(c)
+    one = c["first"] * 1e9 * c["latency"]
+    text = (f"{why}{_chase(c)} By Little's law the bytes in flight are the bandwidth times that latency: {_one(c)}'s "
+            f"{_gb(c['first'])} means about {w.size(one)} in flight")
     if c["cpu"]:
         text += f", some {w.number(one / 64, 2)} cache lines of 64 bytes"
     if c["roof"]:
         need = c["roof"] * c["latency"]
         if one < SATURATED * need:
             text += f", while the roof needs about {w.size(need)}, {w.times(need / one)} as much"
-            if moved:
-                text += ": one thread is short of bytes in flight even with the extra reads counted"
         else:
             text += (f", while the roof needs about {w.size(need)}, "
                      f"{'about as much' if one <= (1 + SAME) * need else 'less'}")
-            if moved:
-                text += (": counted as traffic, one thread already kept enough bytes in flight for the roof, and "
-                         "the gap in counted bandwidth was the extra reads, not latency")
-    return text + (". The chase ran with nothing else in flight, and a loaded memory system answers more "
-                   "slowly, so these estimates are low ones.")
+    return text + _LOW
+
+
+def _little_loads(c: dict) -> str:
+    """Little's law for a roof copy with streaming stores against a thread's copy with ordinary
+    ones: only loads wait for a reply, so count the loads in flight on each side. The thread's
+    copy loads its source and (write-allocate) its destination's lines, as many bytes as it
+    counts; the roof's copy loads only its source, half of what it counts."""
+    one = c["first"] * 1e9 * c["latency"]
+    need = c["roof"] / 2 * c["latency"]
+    text = (f"{_chase(c)} By Little's law the bytes in flight are the bandwidth times that latency, and what waits "
+            "for memory's reply is the loads: a store is handed off and needs none. One thread's copy loads its "
+            f"source and, through write-allocate, its destination's lines, {_gb(c['first'])} of loads in all, so "
+            f"it kept about {w.size(one)} of loads in flight, some {w.number(one / 64, 2)} cache lines of 64 bytes. "
+            f"The roof's streaming copy loads only its source, half of its {w.rate(c['roof'], 'B/s')}, which takes "
+            f"about {w.size(need)} in flight")
+    if one < SATURATED * need:
+        text += (f", {w.times(need / one)} as much: one thread is short of loads in flight even with the "
+                 "destination's lines counted")
+    elif one <= (1 + SAME) * need:
+        text += (": about as much. One thread keeps about as many loads in flight in both copies, and ordinary "
+                 "stores spend half of them on the destination's lines, so the gap in counted bandwidth is those "
+                 "extra reads, not latency")
+    else:
+        text += (f", and one thread kept {w.times(one / need)} as much: latency does not hold this copy "
+                 "back; ordinary stores spend half of its loads on the destination's lines, and that is the gap "
+                 "in counted bandwidth")
+    return text + _LOW
 
 
 def latency_bound(result, references=()) -> Prose:

@@ -143,7 +143,7 @@ def throughput_correlation(corr: dict, sweep) -> Prose:
             f"and between throughput and DI r = {w.number(r_di, 2)}. ")
     paper = PAPER_TABLE_VI
     cited = (f"r = {w.listing(w.number(paper[(g, 'DI')], 2) for g in ('P4000', 'P100'))} for DI against "
-             f"{w.listing(w.number(paper[(g, 'AI_c')], 2) for g in ('P4000', 'P100'))} for $AI_c$ on the P4000 "
+             f"{w.listing(w.number(paper[(g, 'AIc')], 2) for g in ('P4000', 'P100'))} for $AI_c$ on the P4000 "
              "and the P100, its Table VI")
     if r_di - r_ai > BETTER:
         outcome = "di"

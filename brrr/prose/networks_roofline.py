@@ -26,7 +26,7 @@ def layers_on_roofline(layers: dict, roof, device: dict, references=()) -> Prose
     each reference GPU (``references``: measure_roofline runs) and of the GPUs in
     :mod:`brrr.specs` would put them. ``device``: ``Device.summary()`` of the live device."""
     from ..roofline import Roofline, has_spec_sheet
-    from ..specs import GPU_SPECS
+    from ..specs import GPU_SPECS, lookup
     spec = has_spec_sheet(device)
     name = device.get("name", "this device")
     if spec:
@@ -61,7 +61,9 @@ def layers_on_roofline(layers: dict, roof, device: dict, references=()) -> Prose
     ref_roofs = []
     for run in references:
         try:
-            ref_roofs.append((w.device_of(run), Roofline.of_run(run)))
+            # the spec row's name, as the worked problems name the reference GPU: its roof is that spec sheet
+            row = lookup(w.device_of(run)) if not w.is_cpu(run) else None
+            ref_roofs.append((row.name if row else w.device_of(run), Roofline.of_run(run)))
         except ValueError:
             continue
     pw = {net: t.loc[t["kind"] == "pointwise", "intensity"] for net, t in layers.items()}

@@ -57,6 +57,9 @@ def curve(result, library: str) -> dict:
     left_flat = None if k_flat is None else sizes[k_flat]
     k_double = leaves_for_good(2 * fixed - 1e-15)
     doubled_at = None if k_double is None else sizes[k_double]
+    # points on the flat part that strayed out of the band and came back: one-off spikes, named as such
+    outliers = [(sizes[i], times[i]) for i in range(len(rows) if k_flat is None else k_flat)
+                if times[i] > FLAT_WITHIN * fixed]
     growth = times[-1] / times[-2]
     step = sizes[-1] / sizes[-2]
     # By the model the smallest sizes cost the same: how far apart their times are (leaving out the
@@ -65,7 +68,7 @@ def curve(result, library: str) -> dict:
     small = small[1:-1] if len(small) > 3 else small
     noise = (max(small) - min(small)) / fixed
     return {**fit, "name": _name(library), "first": sizes[0], "first_seconds": times[0], "largest": sizes[-1],
-            "flat_until": flat_until, "left_flat": left_flat,
+            "flat_until": flat_until, "left_flat": left_flat, "outliers": outliers,
             # flat: from the smallest size (not far below the fixed cost, or the curve rises from the
             # start) to at least FLAT_SPAN times it, before the time leaves the band for good
             "has_flat": (k_flat != 0 and flat_until >= FLAT_SPAN * sizes[0]
@@ -81,16 +84,26 @@ def curves(result) -> dict:
     return {lib: curve(result, lib) for lib in dict.fromkeys(r["library"] for r in result.records)}
 
 
+def _outliers(c: dict) -> str:
+    """'one outlier at 16 elements (1.9 µs)', 'two outliers at 16 and 64 elements (1.9 µs and 2 µs)'."""
+    out = c.get("outliers") or []
+    return (f"{w.spelled(len(out))} outlier{'s' if len(out) > 1 else ''} at {_sizes(s for s, _ in out)} "
+            f"element{'s' if len(out) > 1 or out[0][0] != 1 else ''} ({w.listing(w.seconds(t) for _, t in out)})"
+            if out else "")
+
+
 def _curve_sentence(c: dict) -> str:
     who = f"{c['name']} {_where(c['backend'])}"
     fixed = w.seconds(c["fixed"])
+    spikes = _outliers(c)
     if c["whole_flat"]:
         return (f"{who} stayed flat across the whole sweep, at about {fixed} per call up to "
-                f"{w.integer(c['largest'])} elements: the sweep never reached a size where the work outweighs the "
-                "fixed cost.")
+                f"{w.integer(c['largest'])} elements{f' (apart from {spikes})' if spikes else ''}: the sweep never "
+                "reached a size where the work outweighs the fixed cost.")
     if c["has_flat"]:
-        text = (f"{who} has a flat part: its time stayed within {w.number(FLAT_WITHIN)} times its fixed cost "
-                f"of {fixed} from {w.integer(c['first'])} up to {w.integer(c['flat_until'])} elements.")
+        text = (f"{who} has a flat part: {f'apart from {spikes}, ' if spikes else ''}its time stayed within "
+                f"{w.number(FLAT_WITHIN)} times its fixed cost of {fixed} from {w.integer(c['first'])} up to "
+                f"{w.integer(c['flat_until'])} elements.")
     elif c["left_flat"] is None or c["flat_until"] >= FLAT_SPAN * c["first"]:
         text = (f"{who} has no flat part to speak of: its time grew from the smallest size on, from "
                 f"{w.seconds(c['first_seconds'])} at {w.integer(c['first'])} element{'s' if c['first'] != 1 else ''} "

@@ -221,7 +221,18 @@ def checkpoint_time(result, references=()) -> Prose:
                      "many blocks' activations back at once, and more memory in flight can be slower to allocate "
                      "and to reach; or the difference is noise.")
         else:
-            text += f" {both} The number of segments made no clear difference, so the cost is not per segment."
+            ratios = [f["time_ratio"][e] for e in ck]
+            steps = list(zip(ratios, ratios[1:]))
+            facts["trend"] = ("rising" if len(ratios) > 2 and all(b > a for a, b in steps) else
+                              "falling" if len(ratios) > 2 and all(b < a for a, b in steps) else "none")
+            if facts["trend"] == "rising":
+                text += (f" {both} The time rose at every step, though only from {w.number(r1)} to {w.number(rl)}, "
+                         "as the segments grew longer and fewer: the opposite of a cost per segment.")
+            elif facts["trend"] == "falling":
+                text += (f" {both} The time fell at every step, though only from {w.number(r1)} to {w.number(rl)}, "
+                         "as the segments grew fewer: a cost per segment, if there is one, is small here.")
+            else:
+                text += f" {both} The number of segments made no clear difference, so the cost is not per segment."
     if noisy:
         facts["noisy"] = True
         text += (f" The samples spread widely (an interquartile range up to {w.percent(f['spread'])} of the "

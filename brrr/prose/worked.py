@@ -203,8 +203,8 @@ def _why(f: dict, slower: bool) -> str:
     text = (f.get("reasons") or REASONS[f["problem"]])[0 if slower else 1]
     if text is None:
         cached = fits_cache(f["nbytes"], f["cache_bytes"])
-        text = (f"its {w.size(f['nbytes'])} fit, at least in part, in the caches, faster than the DRAM the roof's "
-                "bandwidth assumes" if cached else _BEAT)
+        text = (f"its {w.size(f['nbytes'])} {fit_words(f['nbytes'], f['cache_bytes'])} the caches, faster than the "
+                "DRAM the roof's bandwidth assumes" if cached else _BEAT)
     if f["problem"] == "batch" and slower and not f["on_gpu"] and f.get("threads"):
         text += (f", and {w.spelled(f['threads'])} thread's even share of a peak measured on all of them is only "
                  "an estimate" if f["threads"] == 1 else
@@ -219,13 +219,19 @@ def fits_cache(nbytes, cache_bytes) -> bool:
     return bool(nbytes and cache_bytes) and nbytes < 4 * cache_bytes
 
 
+def fit_words(nbytes, cache_bytes) -> str:
+    """'fit in' where ``nbytes`` is no more than ``cache_bytes``; 'fit, at least in part, in' where it is
+    more (but :func:`fits_cache` still holds)."""
+    return "fit in" if nbytes and cache_bytes and nbytes <= cache_bytes else "fit, at least in part, in"
+
+
 def why_above(nbytes=None, cache_bytes=None, on_cpu=None, whose: str = "its") -> str:
     """Why a run beat the roofline's least time (a point above the roof): its ``nbytes`` fit in the
     ``cache_bytes`` of cache, faster than the DRAM the roof assumes; or, on a CPU (``on_cpu``; None:
     unknown), the roof is a measurement, not a hardware limit."""
     if fits_cache(nbytes, cache_bytes):
-        return (f"{whose} {w.size(nbytes)} fit, at least in part, in the {w.size(cache_bytes)} of cache, faster "
-                "than the DRAM the roof's bandwidth assumes")
+        return (f"{whose} {w.size(nbytes)} {fit_words(nbytes, cache_bytes)} the {w.size(cache_bytes)} of cache, "
+                "faster than the DRAM the roof's bandwidth assumes")
     if on_cpu is None:
         return "on a CPU the roof is itself a measurement (a measured roof, not a hardware limit), which a run can beat"
     return ("the roof is this CPU's own measurement (the best that brrr timed when it first met it), not a hardware "
@@ -299,21 +305,55 @@ def ratio_check(matmul, elementwise, answer: Prose) -> Prose:
     return Prose(text, {"outcome": outcome, "ratio": ratio})
 
 
-def two_ops_check(matvec, matmul, answer: Prose, dev) -> Prose:
-    """How near ``A @ v`` and ``B @ B`` (seconds or Timings) came to the roof each is bound by, in the answer."""
-    f, parts, shares = answer.facts, [], {}
+FAR_BELOW = 0.25         # under a quarter of the roof is "far below" it (between this and NEAR_ROOF: "below")
+FIXED_MATTERS = 0.05     # a call's fixed cost is worth naming as a reason once it is 5% of the call's time
+
+
+def two_ops_check(matvec, matmul, answer: Prose, dev, fixed_cost: float = None) -> Prose:
+    """How near ``A @ v`` and ``B @ B`` (seconds or Timings) came to the roof each is bound by, in the answer.
+    ``fixed_cost``, the measured fixed cost of one call (seconds; None: not measured), decides whether that
+    cost is named among the reasons for a run below its roof: only where it is at least
+    :data:`FIXED_MATTERS` of that run's time."""
+    f, parts, shares, times = answer.facts, [], {}, {}
     for (name, (flops, nbytes)), t in zip(f["ops"].items(), (matvec, matmul)):
         roof = "bandwidth" if f["regimes"][name] == "memory-bound" else "FLOP/s"
-        shares[name] = (nbytes / dev.peak_bandwidth if roof == "bandwidth" else flops / dev.peak_flops()) / _s(t)
+        shares[name], times[name] = (nbytes / dev.peak_bandwidth if roof == "bandwidth" else
+                                     flops / dev.peak_flops()) / _s(t), _s(t)
         parts.append(f"`{name}` ran at {w.percent(shares[name])} of its roof, the peak {roof}")
-    far = [f"`{name}`" for name, share in shares.items() if share < NEAR_ROOF]
+    far = [f"`{name}`" for name, share in shares.items() if share < FAR_BELOW]
+    some = [f"`{name}`" for name, share in shares.items() if FAR_BELOW <= share < NEAR_ROOF]
     beyond = beyond_roof({f"`{name}`": share for name, share in shares.items()},
                          {f"`{name}`": nbytes for name, (_, nbytes) in f["ops"].items()}, dev.l2_bytes,
                          not dev.on_gpu)
-    if far:
-        outcome, end = "far", (f"far below for {w.listing(far)}, held back by what the roofline leaves out: the fixed "
-                               f"cost of a call, the caches, idle units or other programs.{_shaky(matvec, matmul)}")
-    else:
-        outcome, end = "near", "both near their roofs, as predicted."
-    return Prose(", and ".join(parts) + ": " + end + beyond, {"outcome": outcome, "shares": shares,
-                                                             "above_roof": bool(beyond)})
+    if far or some:
+        shortest = min(times[name] for name, share in shares.items() if share < NEAR_ROOF)
+        fixed_matters = fixed_cost is None or fixed_cost >= FIXED_MATTERS * shortest
+        where = " and ".join(([f"far below for {w.listing(far)}"] if far else []) +
+                             ([f"below for {w.listing(some)}"] if some else []))
+        end = (f"{where}, held back by what the roofline leaves out: "
+               + ("the fixed cost of a call, " if fixed_matters else "")
+               + "the caches, idle units or other programs"
+               + ("" if fixed_matters else f" (not the fixed cost of a call: its {w.seconds(fixed_cost)} is "
+                  f"{w.percent(fixed_cost / shortest)} of {'that' if len(far + some) == 1 else 'the shorter'} "
+                  "call's time)")
+               + f".{_shaky(matvec, matmul)}")
+        outcome = "far" if far else "below"
+    else:   # near: those above their roof are said so in the same sentence, each named once
+        outcome, end = "near", _all_near(shares, f["ops"], dev)
+    return Prose(", and ".join(parts) + ": " + end + (beyond if outcome != "near" else ""),
+                 {"outcome": outcome, "shares": shares, "above_roof": bool(beyond)})
+
+
+def _all_near(shares: dict, ops: dict, dev) -> str:
+    """Two runs near their roofs: 'both near their roofs, as predicted.', or, where some ran above
+    theirs, '`B @ B` near its roof, as predicted, and `A @ v` above its own, ...: why.'"""
+    above = [name for name, share in shares.items() if share > 1 + 1e-9]
+    if not above:
+        return "both near their roofs, as predicted."
+    near = [f"`{name}`" for name in shares if name not in above]
+    why = why_above(max(ops[name][1] for name in above), dev.l2_bytes, not dev.on_gpu,
+                    "its" if len(above) == 1 else "their")
+    if not near:
+        return f"both above their roofs, faster than the roofline allows: {why}."
+    return (f"{w.listing(near)} near its roof, as predicted, and {w.listing(f'`{name}`' for name in above)} above "
+            f"its own, faster than the roofline allows: {why}.")

@@ -14,10 +14,11 @@ from .worked import REFERENCE, WITHIN, _s, _whence, roofs
 
 check = worked.check   # the check the chapter calls from here
 
-_FIXED = ("an eager forward pass is dozens of separate operator calls, each with its fixed cost (Chapter 3), which "
-          "the roofline leaves out")
+_FIXED = ("the roofline's bound is one perfect kernel, while an eager forward pass is dozens of separate operator "
+          "calls, each paying a fixed cost (Chapter 3) and each short of its own roof")
 REASONS = {  # problem: (why slower, why faster; None: the weights were in the caches, or the CPU's peak was beaten)
-    "gpt call": (_FIXED + "; at this few tokens most of them have almost no work to pay for it", None),
+    "gpt call": (_FIXED + "; how the time splits between the two, a bound on the whole call cannot say (the "
+                 "profile under Step 1 weighs each operator alone)", None),
     "ridge tokens": (_FIXED + "; and at the ridge both roofs bind at once, which no real kernel overlaps perfectly",
                      None),
 }

@@ -11,7 +11,7 @@ from . import Prose
 from . import words as w
 from . import worked
 from .worked import NEAR_ROOF, WITHIN, _s, _shaky, roofs
-from .worked_networks import _DEPENDENT, _few_samples, convolutions, ops
+from .worked_networks import _DEPENDENT, _few_samples, convolutions, ops, within
 
 check = worked.check   # the check the chapters call from here
 
@@ -22,9 +22,25 @@ REASONS = {  # problem: (why slower, why faster; None: the caches, or the CPU's 
                   "peak, less on cores that issue multiplies and adds on separate pipes" + _DEPENDENT, None),
     "softmax": ("a softmax passes over each row more than once (its maximum, the sum of its exponentials, the "
                 "division) and computes an exponential per element, many instructions on a CPU, where the count "
-                "has one read and one write; a call this small also pays a fixed cost (Chapter 3), and other "
-                "programs on the machine take their share", None),
+                "has one read and one write; each call also pays a fixed cost (Chapter 3), and other programs on "
+                "the machine take their share", None),
 }
+
+
+def _softmax_reasons(t: float, fixed_cost) -> tuple:
+    """REASONS['softmax'], its fixed-cost clause fitted to the measured fixed cost of a call (None: not measured):
+    named as a reason only where it is at least :data:`.worked.FIXED_MATTERS` of the least time ``t``
+    (a measured time is longer, so the share of it is smaller still)."""
+    slower, faster = REASONS["softmax"]
+    if fixed_cost is None:
+        return slower, faster
+    head = slower.split("; each call")[0]
+    if fixed_cost >= worked.FIXED_MATTERS * t:
+        return (f"{head}; a call this short also pays a fixed cost ({w.seconds(fixed_cost)}, Chapter 3, "
+                f"{w.percent(fixed_cost / t)} of the least time), and other programs on the machine take their "
+                "share"), faster
+    return (f"{head}, and other programs on the machine take their share (a call's fixed cost, "
+            f"{w.seconds(fixed_cost)}, is only {w.percent(fixed_cost / t)} of even the least time)"), faster
 
 
 def _bound(roof, flops: float, nbytes: float) -> float:
@@ -134,7 +150,7 @@ def chain_checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
     text = f"The checkpointed step took {w.times(ratio)} as long as the plain one: " + (
         f"the recomputation added {w.percent(extra)} to the step, " if extra >= 0 else "")
     if abs(extra / predicted - 1) <= WITHIN:
-        outcome, text = "as predicted", text + (f"within {w.percent(abs(extra / predicted - 1))} of the roofline's "
+        outcome, text = "as predicted", text + (f"{within(abs(extra / predicted - 1))} of the roofline's "
                                                 f"{w.percent(predicted)}.")
     elif extra > predicted:
         outcome, text = "dearer", text + (f"more than the roofline's {w.percent(predicted)}: the forward pass weighs "
@@ -211,27 +227,60 @@ def separable_check(standard, depthwise, pointwise, answer: Prose) -> Prose:
                "all, "))
     outcome = ("as predicted" if abs(speedup / f["speedup"] - 1) <= WITHIN else
                "smaller" if speedup < f["speedup"] else "larger")
+    blame = []
     if outcome == "as predicted":
-        text += f"within {w.percent(abs(speedup / f['speedup'] - 1))} of the roofline's {w.number(f['speedup'])}."
+        text += f"{within(abs(speedup / f['speedup'] - 1))} of the roofline's {w.number(f['speedup'])}."
     else:   # measured / predicted speed-up = the pair's share of its roofline speed / the standard one's
-        slow = min(names[1:], key=shares.get) if outcome == "smaller" else names[0]
         predicted = w.number(f["speedup"])
         text += ((f"where the roofline predicts {predicted} times faster" if speedup < 1 else
                   f"{'less' if outcome == 'smaller' else 'more'} than the roofline's {predicted}")
-                 + f", because `{slow}` ran furthest below its roof.")
+                 + _separable_blame(names, measured, f["seconds"], outcome))
+        blame = names[:1] if outcome == "larger" else _losers(names[1:], measured, f["seconds"])
     text += (" Against the speed the roofline allows each, " + w.listing(
         f"`{name}` ran at {w.percent(shares[name])}" for name in names) + f"; the depthwise half took "
         f"{w.percent(measured[names[1]] / pair)} of the pair's time, where the roofline gave it "
         f"{w.percent(f['depthwise_share'])}.") + ("" if outcome == "as predicted" else
                                                   _shaky(standard, depthwise, pointwise))
-    return Prose(text, {"outcome": outcome, "speedup": speedup, "shares": shares})
+    return Prose(text, {"outcome": outcome, "speedup": speedup, "shares": shares,
+                        "blame": blame})
+
+
+def _losers(halves, measured, bounds) -> list:
+    """The halves that lost time beyond their roofline bound, most seconds first; the second only where it
+    lost at least half as much as the first (both then share the blame)."""
+    lost = sorted(halves, key=lambda n: measured[n] - bounds[n], reverse=True)
+    first, second = (measured[n] - bounds[n] for n in lost)
+    return lost if second >= first / 2 else lost[:1]
+
+
+def _separable_blame(names, measured, bounds, outcome) -> str:
+    """', because ...': the pair's and the standard convolution's share of the speed the roofline allows them
+    (their ratio is measured / predicted speed-up), and which half lost the time, in seconds beyond its bound."""
+    std, halves = names[0], names[1:]
+    pair_share = sum(bounds[n] for n in halves) / sum(measured[n] for n in halves)
+    std_share = bounds[std] / measured[std]
+    lost = {n: measured[n] - bounds[n] for n in names}
+    if outcome == "larger":
+        return (f", because the standard convolution ran at {w.percent(std_share)} of the speed the roofline "
+                f"allows it and the pair at {w.percent(pair_share)}: `{std}` lost {w.seconds(lost[std])} beyond "
+                "its bound.")
+    text = (f", because the pair ran at {w.percent(pair_share)} of the speed the roofline allows it and the "
+            f"standard convolution at {w.percent(std_share)}: ")
+    losers = _losers(halves, measured, bounds)
+    if len(losers) == 2:
+        return text + ("both halves lost time beyond their bounds: " + w.listing(
+            f"`{n}` {w.seconds(lost[n])}" for n in losers) + ".")
+    other = next(n for n in halves if n != losers[0])
+    return text + (f"most of the pair's lost time was `{losers[0]}`'s, {w.seconds(lost[losers[0]])} beyond its "
+                   f"bound against {w.seconds(max(lost[other], 0))} for `{other}`.")
 
 
 # --- Chapter 7: the softmax row of the profile ------------------------------------------------------------
 
-def softmax_row(batch: int, heads: int, seq: int, dev) -> Prose:
+def softmax_row(batch: int, heads: int, seq: int, dev, fixed_cost: float = None) -> Prose:
     """Regime and least time of the attention's float32 softmax over (batch, heads, seq, seq) scores, counted as
-    brrr's profiler counts it (5 FLOPs per element, one read and one write)."""
+    brrr's profiler counts it (5 FLOPs per element, one read and one write). ``fixed_cost``: the measured fixed
+    cost of one call (seconds), which decides whether the check names it as a reason (:func:`_softmax_reasons`)."""
     from ..profiler.counting import PER_ELEMENT_FLOPS
     here, ref = roofs(dev)
     elements = batch * heads * seq * seq
@@ -251,5 +300,5 @@ def softmax_row(batch: int, heads: int, seq: int, dev) -> Prose:
             f"tokens, four times the bytes.\n\nOn the reference {ref.name} (ridge {w.number(ref.ridge)}): "
             f"{ref.regime(flops, nbytes)}, at least {w.seconds(_bound(ref, flops, nbytes))}, and "
             f"{w.times(ref.ridge / intensity)} fewer FLOP/s than its FP32 peak. " + _shipped("this softmax", "profile_bert", op="_softmax", nbytes=nbytes))
-    return Prose(text, {"problem": "softmax", "reasons": REASONS["softmax"], "seconds": t, "flops": flops,
-                        "nbytes": nbytes, "cache_bytes": dev.l2_bytes, "regime": here.regime(flops, nbytes)})
+    return Prose(text, {"problem": "softmax", "reasons": _softmax_reasons(t, fixed_cost), "seconds": t,
+                        "flops": flops, "nbytes": nbytes, "cache_bytes": dev.l2_bytes, "regime": here.regime(flops, nbytes)})

@@ -77,7 +77,7 @@ def speedup_check(fused, unfused, answer: Prose) -> Prose:
     outcome = ("as predicted" if abs(speedup / f["speedup"] - 1) <= WITHIN else
                "smaller" if speedup < f["speedup"] else "larger")
     if outcome == "as predicted":
-        text += f"within {w.percent(abs(speedup / f['speedup'] - 1))} of the roofline's {w.number(f['speedup'])}."
+        text += f"{within(abs(speedup / f['speedup'] - 1))} of the roofline's {w.number(f['speedup'])}."
     else:
         text += (f"{outcome} than the roofline's {w.number(f['speedup'])}, because the "   # ratio = eff_f / eff_u
                  f"{'fused kernel' if outcome == 'smaller' else 'unfused chain'} ran further below its roof: the "
@@ -167,13 +167,19 @@ def checkpoint_cost(block_bytes: float, input_bytes: float, layers: int, every: 
     return Prose(text, {"problem": "checkpoint", "ratio": 4 / 3, "seconds": t, "kept": kept, "plain": plain})
 
 
+def within(d: float) -> str:
+    """'within 3%' for a relative difference ``d``, never finer than 1%: timed samples spread by more than
+    that, and a finer figure would only repeat the rounding of the times printed beside it."""
+    return "within 1%" if d < 0.01 else f"within {w.percent(d)}"
+
+
 def checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
     """The measured step-time ratio (times or Timings: checkpointed / plain) against the predicted 4/3."""
     f, ratio = answer.facts, _s(checkpointed) / _s(plain)
     share = f["seconds"] / _s(plain)
     text = f"The checkpointed step took {w.times(ratio)} as long as the plain one, "
     if abs(ratio / f["ratio"] - 1) <= WITHIN:
-        outcome, text = "as predicted", text + f"within {w.percent(abs(ratio / f['ratio'] - 1))} of 4/3."
+        outcome, text = "as predicted", text + f"{within(abs(ratio / f['ratio'] - 1))} of 4/3."
     elif ratio > f["ratio"]:
         outcome, text = "dearer", text + ("more than 4/3: checkpointing adds costs of its own per segment (stashing "
                                           "the input and the random-number state, setting up the recomputation), "
