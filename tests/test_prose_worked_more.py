@@ -178,7 +178,7 @@ def test_separable_check_outcomes():
     # B2:N3: both halves lost about as much time, so both are named, most seconds first
     both = wm.separable_check(s, d + pw, 3 * pw, p)        # pointwise lost 2 pw, depthwise 1 pw: half as much
     assert both.facts["outcome"] == "smaller" and both.facts["blame"] == ["pointwise 1x1", "depthwise 3x3"]
-    assert (f"both halves lost time beyond their bounds: `pointwise 1x1` {w.seconds(2 * pw)} and `depthwise 3x3` "
+    assert (f"both halves lost time beyond their bounds, `pointwise 1x1` {w.seconds(2 * pw)} and `depthwise 3x3` "
             f"{w.seconds(pw)}.") in str(both)
     large = wm.separable_check(3 * s, d, pw, p)
     assert large.facts["outcome"] == "larger" and large.facts["blame"] == ["standard 3x3"]

@@ -268,7 +268,7 @@ def _separable_blame(names, measured, bounds, outcome) -> str:
             f"standard convolution at {w.percent(std_share)}: ")
     losers = _losers(halves, measured, bounds)
     if len(losers) == 2:
-        return text + ("both halves lost time beyond their bounds: " + w.listing(
+        return text + ("both halves lost time beyond their bounds, " + w.listing(
             f"`{n}` {w.seconds(lost[n])}" for n in losers) + ".")
     other = next(n for n in halves if n != losers[0])
     return text + (f"most of the pair's lost time was `{losers[0]}`'s, {w.seconds(lost[losers[0]])} beyond its "
