@@ -83,7 +83,7 @@ def speedup_check(fused, unfused, answer: Prose) -> Prose:
                  f"{'fused kernel' if outcome == 'smaller' else 'unfused chain'} ran further below its roof: the "
                  f"fused kernel at {w.percent(eff_f)} of the speed the roofline allows, the unfused chain at "
                  f"{w.percent(eff_u)}.")
-        if f["nbytes"] < 4 * f["cache_bytes"]:
+        if worked.fits_cache(f["nbytes"], f["cache_bytes"]):
             text += (f" The array, {w.size(f['nbytes'] / 2)}, fits at least in part in the caches, which make "
                      "passes cheaper than the bandwidth the prediction assumed.")
         text += _shaky(fused, unfused)
