@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed-stamp
 TORCH_INDEX ?=
 TORCH_PIN   := $(shell grep -o '^torch==[^ ]*' requirements.txt)
 
-.PHONY: book book-quick solutions exercises reference test test-fast benchmarks publish clean
+.PHONY: book book-quick book-replay solutions exercises reference test test-fast benchmarks publish clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,21 @@ book: $(STAMP)
 book-quick: $(STAMP)
 	BRRR_QUICK=1 $(VENV)/bin/jupyter-book build . --all -W -n --keep-going --path-output _build/quick
 
+# The published book: every chapter replayed from the newest GPU record set in brrr/data/reference
+# (REPLAY=<set> picks another). Nothing is measured, so it takes minutes. Its log, which first
+# lists the measurements the set has no record of, goes to _build/replay.log.
+REPLAY ?=
+book-replay: $(STAMP)
+	@mkdir -p _build
+	@start=$$(date +%s); set -o pipefail; \
+	set_name="$(REPLAY)"; [ -n "$$set_name" ] || set_name=$$($(PY) scripts/replay_coverage.py --newest); \
+	{ $(PY) scripts/replay_coverage.py $$set_name && \
+	  BRRR_REPLAY=$$set_name $(VENV)/bin/jupyter-book build . --all -W -n --keep-going --path-output _build/replay; } \
+	  2>&1 | tee _build/replay.log; \
+	status=$$?; echo "exit status: $$status" >> _build/replay.log; \
+	echo "replayed book ($$set_name) built in $$(( $$(date +%s) - start )) s (log: _build/replay.log)" | tee -a _build/replay.log; \
+	exit $$status
+
 # The instructor build: the same book with the solution notebooks rendered.
 solutions: $(STAMP)
 	$(PY) scripts/build_solutions_book.py
@@ -48,9 +63,9 @@ exercises: $(STAMP)
 reference: $(STAMP)
 	$(PY) scripts/make_reference.py
 
-# Everything CI checks: the full book, then every test (which also builds the quick book,
-# grades the exercises and checks both builds' HTML).
-test: book
+# Everything CI checks: the full book and the replayed book, then every test (which also builds
+# the quick book, grades the exercises and checks the builds' HTML).
+test: book book-replay
 	$(PY) -m pytest -q -ra
 
 test-fast: $(STAMP)
@@ -60,13 +75,13 @@ benchmarks: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 # A release: check that every copy of the published location agrees with _config.yml, build
-# the full book into the deployable site _build/site (GitHub Pages: .nojekyll), and the sdist
-# and wheel into dist/. README "Publishing a release" says what to do with them.
+# the replayed book (the newest GPU run) into the deployable site _build/site (GitHub Pages:
+# .nojekyll), and the sdist and wheel into dist/. README "Publishing a release" says what to do.
 publish: $(STAMP)
 	$(PY) scripts/sync_release.py --check
-	$(MAKE) book
+	$(MAKE) book-replay
 	rm -rf _build/site dist
-	cp -r _build/html _build/site
+	cp -r _build/replay/_build/html _build/site
 	touch _build/site/.nojekyll
 	$(PY) -m build --outdir dist .
 	@echo "site: _build/site  (publish at $$($(PY) -c 'from brrr import _release; print(_release.SITE)'))"

@@ -77,7 +77,9 @@ def _gpu_runs(experiments=None) -> dict:
     (default: all of them)."""
     from .reference import record_sets
     gpus = {}
-    for runs in record_sets().values():
+    for folder, runs in record_sets().items():
+        if folder == config.replay_set():
+            continue    # a replayed page's own run is not a reference beside it
         dev = next(iter(runs.values())).meta.get("device", {})
         chosen = {name: r.meta.get("date", "")[:10] for name, r in runs.items()
                   if experiments is None or name in experiments}
@@ -123,12 +125,26 @@ def _references_sentence(chapter: int = None) -> str:
             "and the text says so.")
 
 
+def _replayed_sentence(dev) -> str:
+    """The opening of a replayed page: which recorded run it shows, and how to measure one's own."""
+    from .reference import replay_summary
+    run = replay_summary()
+    versions = ", ".join(f"{k} {v}" for k, v in run["versions"].items() if k in ("torch", "cupy"))
+    return (f"**Measured on an {dev.name} on {run['date']} and replayed from that run** "
+            f"({versions}): every measured figure, table and sentence on this page is that GPU's, and its "
+            f"roofs come from the {dev.name}'s spec sheet (`brrr.specs`). Open this chapter in Colab (the "
+            "launch button at the top of the page) to measure your own GPU.")
+
+
 def intro(chapter: int, dev=None) -> Prose:
     """The opening note of chapter ``chapter``: the live device, its roofs, the reference GPUs,
     and in quick mode a banner saying which numbers not to trust."""
     from .device import device
     dev = dev or device()
     quick = config.quick_mode()
+    if dev.replayed:
+        text = _replayed_sentence(dev) + " " + _references_sentence(chapter)
+        return Prose(text, {"device": dev.name, "backend": dev.backend, "quick": quick, "replayed": True})
     text = (f"**Measured on this page:** {dev.name}, {_where(dev)} " + _references_sentence(chapter))
     if quick:
         text = QUICK_BANNER.format(extra=QUICK_CAVEATS.get(chapter, "")).strip() + "\n\n" + text
@@ -153,6 +169,8 @@ def table(frame, formats: dict = None, index: bool = False):
     such as '{:.1f}'; other numeric columns get three significant digits), missing
     values as '–', the index hidden unless ``index=True``."""
     import pandas as pd
+    if frame is None:
+        return None     # a table of a measurement a replayed build has no record of
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
     formats = dict(formats or {})
@@ -212,9 +230,12 @@ def _inline(text: str) -> str:
     return "".join(out)
 
 
-def answer(text, summary: str = "Answer") -> Answer:
+def answer(text, summary: str = "Answer"):
     """``text`` (a :class:`~brrr.prose.Prose` or Markdown with paragraphs, `code`, **bold** and *italic*)
-    as a collapsed answer: display it from a cell tagged ``remove-input``."""
+    as a collapsed answer: display it from a cell tagged ``remove-input``. None where there is no
+    answer (it builds on a measurement a replayed build has no record of) shows nothing."""
+    if text is None:
+        return None
     if not str(text).strip():
         raise ValueError("an answer needs some text")
     return Answer(str(text), summary, getattr(text, "facts", None))

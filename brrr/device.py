@@ -35,6 +35,9 @@ class Device:
     sm_count: Optional[int] = None
     _measured: Optional[dict] = field(default=None, repr=False)
     _peaks_not_before: Optional[float] = field(default=None, repr=False)  # Unix s; set by device(refresh=True)
+    replayed: bool = False
+    """True for the device of a replayed build (``BRRR_REPLAY``): its name, peaks and caches are the
+    recorded device's, and arrays and tensors made for it live on this machine's CPU, unmeasured."""
     timer_floors: dict = field(default_factory=dict, repr=False)
     """Seconds :func:`brrr.bench` reports for an empty call, per (clock, cache mode): measured
     by bench on first use and kept with the device (``device(refresh=True)`` starts afresh)."""
@@ -117,7 +120,7 @@ class Device:
     def torch_device(self) -> str:
         """Where PyTorch tensors go: 'cuda' on a GPU PyTorch can use, else 'cpu'
         (so ``BRRR_DEVICE=cpu`` keeps PyTorch on the CPU too)."""
-        if not self.on_gpu:
+        if not self.on_gpu or self.replayed:
             return "cpu"
         try:
             import torch
@@ -135,8 +138,9 @@ class Device:
 
     @property
     def xp(self):
-        """The array module for this device: ``cupy`` when CuPy drives the GPU, else ``numpy``."""
-        if self.array_library == "cupy":
+        """The array module for this device: ``cupy`` when CuPy drives the GPU, else ``numpy``
+        (also for a replayed device, whose arrays are never measured)."""
+        if self.array_library == "cupy" and not self.replayed:
             import cupy
             return cupy
         import numpy
@@ -144,7 +148,7 @@ class Device:
 
     def synchronize(self):
         """Wait for queued GPU work to finish, CuPy's and PyTorch's (nothing to do on the CPU)."""
-        if not self.on_gpu:
+        if not self.on_gpu or self.replayed:
             return
         if self.array_library == "cupy":
             import cupy
@@ -259,13 +263,31 @@ def _cuda_with_torch() -> Optional[Device]:
         return None
 
 
+def _replayed_device(set_name: str) -> Device:
+    """The device of the record set ``set_name`` (``BRRR_REPLAY``), from its records' summary."""
+    from . import reference
+    summary = reference.replay_summary()["device"]
+    if summary.get("backend") != "cuda":
+        raise ValueError(f"BRRR_REPLAY={set_name!r}: only a GPU's record set can be replayed "
+                         f"(its device is {summary.get('name')!r}, backend {summary.get('backend')!r})")
+    spec = gpu_spec(summary["name"], {"multiProcessorCount": summary.get("sm_count")})
+    if spec is None:
+        raise ValueError(f"BRRR_REPLAY={set_name!r}: brrr.specs has no entry for {summary['name']!r}, "
+                         f"so a replayed page would have no roofs")
+    return Device(name=summary["name"], backend="cuda", array_library=summary.get("array_library", "cupy"),
+                  l2_bytes=int(summary.get("l2_bytes") or spec.l2_bytes), spec=spec,
+                  sm_count=summary.get("sm_count"), replayed=True)
+
+
 def _cpu_device() -> Device:
     return Device(name=f"{cpu_name()} ({os.cpu_count()} threads)", backend="cpu",
                   array_library="numpy", l2_bytes=last_level_cache_bytes())
 
 
 @functools.lru_cache(maxsize=None)
-def _detect(force: str) -> Device:
+def _detect(force: str, replay: str = "") -> Device:
+    if replay:
+        return _replayed_device(replay)
     if force != "cpu":
         dev = _cuda_with_cupy() or _cuda_with_torch()
         if dev is not None:
@@ -278,7 +300,8 @@ def _detect(force: str) -> Device:
 def device(refresh: bool = False) -> Device:
     """The live device: a CUDA GPU if CuPy or PyTorch can use one, else the CPU.
 
-    ``BRRR_DEVICE=cpu`` forces the CPU. The answer is cached; ``refresh=True`` looks
+    ``BRRR_DEVICE=cpu`` forces the CPU; ``BRRR_REPLAY=<set>`` gives the recorded device of that
+    set (:mod:`brrr.reference`), whose measurements are replayed. The answer is cached; ``refresh=True`` looks
     again, and peaks measured on this machine are measured again on their first use
     (a cached measurement older than this call is not used).
     """
@@ -286,7 +309,8 @@ def device(refresh: bool = False) -> Device:
         raise TypeError(f"refresh must be True or False, got {refresh!r}")
     if refresh:
         _detect.cache_clear()
-    dev = _detect(os.environ.get("BRRR_DEVICE", "").strip().lower())
+    from .config import replay_set
+    dev = _detect(os.environ.get("BRRR_DEVICE", "").strip().lower(), replay_set())
     if refresh:
         dev._peaks_not_before = time.time()
     return dev

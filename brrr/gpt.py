@@ -107,7 +107,7 @@ class Block(nn.Module):
 class GPT(nn.Module):
     """A GPT-2-style decoder: token ids of shape (batch, seq) in, logits (batch, seq, vocab) out."""
 
-    def __init__(self, cfg: Optional[GPTConfig] = None, seed: int = 0, **shape):
+    def __init__(self, cfg: Optional[GPTConfig] = None, seed: int = 0, n_init: bool = True, **shape):
         super().__init__()
         cfg = cfg or GPTConfig(**shape)
         self.cfg = cfg
@@ -117,6 +117,8 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab, bias=False)
         self.head.weight = self.wte.weight                  # tied, as in GPT-2
+        if not n_init:                                      # shapes only (operator_calls)
+            return
         gen = torch.Generator().manual_seed(seed)
         with torch.no_grad():                               # GPT-2's init: N(0, 0.02), zero biases
             for name, p in self.named_parameters():
@@ -155,6 +157,35 @@ def tokens(cfg: GPTConfig, batch: int, seq: int, device=None, seed: int = 0) -> 
         raise ValueError(f"seq ({seq}) must be at most the context ({cfg.context})")
     gen = torch.Generator().manual_seed(seed)
     return torch.randint(cfg.vocab, (batch, seq), generator=gen).to(device)
+
+
+def operator_calls(cfg: GPTConfig, batch: int = 1, seq: int = 16) -> int:
+    """ATen operators one eager forward pass of :class:`GPT` (hand-written attention: the meta device
+    would count the math fallback of ``scaled_dot_product_attention``, not the GPU's fused kernel)
+    on ``batch`` x ``seq`` tokens issues
+    (views left out: they do no work), the calls that each pay a fixed cost. Counted on PyTorch's
+    ``meta`` device (shapes only, no arithmetic) for one and two blocks of ``cfg``'s widths (with a
+    small vocabulary: the head is one call whatever its size), and extended to ``cfg.n_layer``."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.n = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.n += not (func.is_view or "view" in str(func))     # _unsafe_view: a view in all but name
+            return func(*args, **(kwargs or {}))
+
+    def count(layers: int) -> int:
+        small = replace(cfg, n_layer=layers, vocab=16, context=max(seq, 1))
+        model = GPT(small, n_init=False).eval().to("meta")
+        idx = torch.zeros((batch, seq), dtype=torch.long, device="meta")
+        with torch.no_grad(), Count() as c:
+            model(idx)
+        return c.n
+    one, two = count(1), count(2)
+    return one + (cfg.n_layer - 1) * (two - one)
 
 
 def forward_flops(cfg: GPTConfig, batch: int, seq: int) -> dict:

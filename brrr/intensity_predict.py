@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 from .intensity_paper import PAPER_NAMES, PAPER_NAMES_ADDED
+from .results import needs_measurements
 
 #: Networks timed by default: the chapter's eight, and in quick mode four small ones.
 FULL_NETWORKS = ("alexnet", "vgg16", "nin", "resnet50", "mobilenet_v1", "mobilenet_v2",
@@ -78,12 +79,47 @@ def measure_network(key: str, roof, batch: int = 1, budget: float = 0.3) -> dict
 
     with tf32.setting(torch, "conv", False):   # float32 on general math, as the float32 roof it is judged by
         t = bench(forward, flops=flops, nbytes=nbytes, budget=budget, label=f"{counted.name} forward")
-    record = {"network": counted.name, "key": key, "batch": batch, "macs": counted.macs,
+    record = {"network": counted.name, "key": key, "batch": batch, "operators": count_operators(forward),
+              "macs": counted.macs,
               "weights": counted.weights, "activations": counted.activations, "ai_c": counted.ai_c,
               "di": counted.di, "flops": float(flops), "nbytes": float(nbytes), **t.record_fields(),
               "achieved_flops": flops / t.median, "warnings": list(t.warnings),
               **predict(counted.layers, counted.macs, counted.weights, counted.activations, counted.di, roof)}
     return record
+
+
+def count_operators(fn) -> int:
+    """How many ATen operators one call of ``fn()`` dispatches (each a kernel launch or a view):
+    the calls whose fixed cost (Chapter 3) a forward pass pays in eager mode."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        calls = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Count.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        fn()
+    return Count.calls
+
+
+def overhead_bound(result) -> dict:
+    """Per network with an operator count, where the run measured the fixed cost of a call
+    (``meta['call_seconds']``, :func:`brrr.profiler.dispatch_overhead`): the fixed cost of its
+    operators (operators x call) against its time and against the every-layer roofline time. By the
+    book's rule (:func:`brrr.profiler.regime_of`) the network is overhead-bound when the fixed cost
+    is at least the roofline time. ``{network: {'fixed_seconds', 'share_of_time', 'overhead_bound'}}``;
+    empty for records without the counts (runs before they were recorded)."""
+    call = result.meta.get("call_seconds")
+    out = {}
+    for r in result.records:
+        if call and r.get("operators"):
+            fixed = r["operators"] * call
+            out[r["network"]] = {"fixed_seconds": fixed, "share_of_time": fixed / r["seconds"],
+                                 "overhead_bound": fixed >= r["all_layers_seconds"]}
+    return out
 
 
 def measure_networks(names=None, batch: int = 1, budget: float = 0.3, progress: bool = True):
@@ -98,10 +134,11 @@ def measure_networks(names=None, batch: int = 1, budget: float = 0.3, progress: 
     unknown = [n for n in names if n not in models.MODELS]
     if unknown:
         raise ValueError(f"names must be networks of brrr.models ({sorted(models.MODELS)}), got {unknown}")
+    from .profiler.regimes import dispatch_overhead
     roof = device_roof("float32")
     return run_sweep("network predictions", names, lambda key: measure_network(key, roof, batch, budget),
                      command=f"brrr.intensity_predict.measure_networks({names!r}, batch={batch})",
-                     progress=progress, roof=roof.to_dict())
+                     progress=progress, roof=roof.to_dict(), call_seconds=dispatch_overhead())
 
 
 def _kind_of(op: str, shapes) -> str:
@@ -173,6 +210,7 @@ def prediction_table(result):
     return out
 
 
+@needs_measurements
 def kinds_view(result):
     """:func:`measure_layer_kinds`' records for the page: per network and kind, operators,
     share of the network's FLOPs and of its measured time, and measured / roofline time."""
@@ -188,11 +226,15 @@ def kinds_view(result):
 def correlations(result) -> dict:
     """Pearson r, over the measured networks, between achieved FLOP/s and AI_c, and between
     achieved FLOP/s and DI (the paper's Table VI does this with energy efficiency), with the
-    95% interval of :func:`brrr.intensity_energy.fisher_interval` where there are 4 or more."""
+    95% interval of :func:`brrr.intensity_energy.fisher_interval` where there are 4 or more; where
+    the records count operators, ``per_operator``: r between achieved FLOP/s and MACs per operator."""
     import numpy as np
     from .intensity_energy import fisher_interval
     frame = result.to_frame()
     out = {"n": len(frame)}
+    if "operators" in frame and frame["operators"].notna().all() and len(frame) > 2:
+        per_op = frame["macs"] / frame["operators"]   # the work each dispatched operator carries
+        out["per_operator"] = float(np.corrcoef(per_op, frame["achieved_flops"])[0, 1])
     for metric in ("ai_c", "di"):
         r = float(np.corrcoef(frame[metric], frame["achieved_flops"])[0, 1]) if len(frame) > 2 else math.nan
         out[metric] = r
@@ -218,11 +260,15 @@ def alpha_sweep(result, step: float = 0.05):
 def bounds(result) -> dict:
     """Per network: 'memory' or 'compute', as the live roof classifies it at AI_c and at DI
     (intensity in FLOP/byte = 2 x MACs per element / 4 against the ridge), and the share of
-    the roof's peak FLOP/s it achieved: ``{network: {'ai_c': .., 'di': .., 'share': ..}}``."""
+    the roof's peak FLOP/s it achieved: ``{network: {'ai_c': .., 'di': .., 'share': ..}}``; also
+    ``ai_c_roof_share`` and ``di_roof_share``, the share of the roof (memory or compute, whichever is
+    lower) at each metric's intensity that it achieved."""
     from .roofline import Roofline
     roof = Roofline.from_dict(result.meta["roof"])
     out = {}
     for r in result.records:
         out[r["network"]] = {m: "memory" if 2 * r[m] / 4 < roof.ridge else "compute" for m in ("ai_c", "di")}
         out[r["network"]]["share"] = r["achieved_flops"] / roof.peak_flops
+        for m in ("ai_c", "di"):   # the share of the roof each metric puts the network under
+            out[r["network"]][f"{m}_roof_share"] = r["achieved_flops"] / float(roof.attainable(2 * r[m] / 4))
     return out

@@ -58,12 +58,24 @@ KERNELS = {
 
 # Pointwise ops for chain(): (statement applied to x, FLOPs per element, default c, default d).
 # Constants are kernel parameters of the array's dtype, so float32 stays float32 everywhere.
+# Every kernel is built uncontracted (CUDA --fmad=false; Numba without fastmath) so that it rounds
+# as NumPy does, bit for bit: 'fma' is therefore a multiply, then an add, each rounded (two
+# instructions per link, so it can reach at most half an FP32 peak, which counts a fused
+# multiply-add instruction as two FLOPs).
 OPS = {
     "mul": ("x = x * c", 1, 0.999, 0.0),
     "add": ("x = x + c", 1, 1.0, 0.0),
     "fma": ("x = x * c + d", 2, 0.5, 0.5),
     "cos": ("x = cos(x)", 1, 0.0, 0.0),   # FLOPs: counted as one op per element, though cos is many instructions
 }
+# Ops that ask for a fused multiply-add explicitly (CUDA's fma(): one FFMA instruction, rounded
+# once), for a compute-bound chain that can reach the FP32 peak. Not bit-exact against NumPy's
+# x * c + d in general; with the default c = 0.5 the product is exact, so the two agree. Numba
+# has no fma() without fastmath: on the CPU this op is a multiply, then an add.
+FUSED_OPS = {
+    "ffma": ("x = fma(x, c, d)", 2, 0.5, 0.5),
+}
+CHAIN_OPS = {**OPS, **FUSED_OPS}
 
 NAMES = tuple(KERNELS) + ("chain",)
 
@@ -76,8 +88,8 @@ NUMBA_UNROLL = 8
 
 def chain_kernel(op: str = "mul") -> Kernel:
     """The description of the fused chain of ``op``: the op applied ``reps`` times per element."""
-    _check_op(op)
-    statement, flops, _, _ = OPS[op]
+    _check_op(op, CHAIN_OPS)
+    statement, flops, _, _ = CHAIN_OPS[op]
     return Kernel(f"chain_{op}", ("x",), ("c", "d"), "x", flops, (statement,), repeated=True)
 
 
@@ -92,7 +104,8 @@ def kernel(name: str, op: str = "mul") -> Kernel:
 
 # --- code generation -------------------------------------------------------------
 
-_MATH = re.compile(r"\b(cos|sin|exp|log|sqrt|tanh)\(")
+_MATH = re.compile(r"\b(cos|sin|exp|log|sqrt|tanh|fma)\(")
+_FMA = re.compile(r"\bfma\((\w+), (\w+), (\w+)\)")   # Numba: fma(a, b, c) -> a * b + c
 
 
 def cuda_source(name: str, dtype="float32", op: str = "mul") -> str:
@@ -184,7 +197,7 @@ def _cuda_text(k: Kernel, dtype: str) -> str:
 
 
 def _numba_text(k: Kernel) -> str:
-    py = lambda text: _MATH.sub(lambda m: "math." + m.group(0), text)  # noqa: E731
+    py = lambda text: _MATH.sub(lambda m: "math." + m.group(0), _FMA.sub(r"\1 * \2 + \3", text))  # noqa: E731
     args = [f"{v}_" for v in k.inputs] + list(k.scalars) + (["reps"] if k.repeated else []) + ["out_"]
     if not k.repeated:
         lines = [f"def {k.symbol}({', '.join(args)}):",
@@ -261,9 +274,10 @@ def _dtype_name(dtype, what: str = "dtype") -> str:
     return name
 
 
-def _check_op(op):
-    if not isinstance(op, str) or op not in OPS:
-        raise ValueError(f"op must be one of {tuple(OPS)}, got {op!r}")
+def _check_op(op, ops=None):
+    ops = OPS if ops is None else ops
+    if not isinstance(op, str) or op not in ops:
+        raise ValueError(f"op must be one of {tuple(ops)}, got {op!r}")
 
 
 def _check_count(n, most=MAX_OPS):

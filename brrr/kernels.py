@@ -31,7 +31,8 @@ STREAM convention; a cache's write-allocate read is not counted).
 roofline use one source of truth.
 
 ``chain(x, n, op)`` applies ``n`` cheap pointwise ops (``'mul'``: x*c,
-``'add'``: x+c, ``'fma'``: x*c+d) either fused into one kernel (one read and one
+``'add'``: x+c, ``'fma'``: x*c+d as a multiply then an add, ``'ffma'``: one fused
+multiply-add instruction on a GPU) either fused into one kernel (one read and one
 write per element, the op applied n times in a loop while the element stays on
 chip: in a register on a GPU, in the L1 cache on a CPU) or as n separate
 out-of-place passes (n reads and n writes), like eager ``x = x * c`` in a loop.
@@ -72,7 +73,7 @@ import numbers
 import numpy as np
 
 from .arrays import alternate
-from .kernel_source import (CUDA_BLOCK, DTYPES, KERNELS, MAX_OPS, NAMES, OPS, Kernel,  # noqa: F401 (public)
+from .kernel_source import (CHAIN_OPS, CUDA_BLOCK, DTYPES, FUSED_OPS, KERNELS, MAX_OPS, NAMES, OPS, Kernel,  # noqa: F401 (public)
                             _C_TYPES, _check_count, _check_op, _cuda_text, _dtype_name, _numba_text,
                             chain_kernel, cuda_source, cuda_threads, kernel, numba_source, traffic)
 
@@ -92,7 +93,9 @@ def _numba_function(k: Kernel):
 def _cupy_function(k: Kernel, dtype: str):
     import cupy
     # --fmad=false: no contraction of a * b + c into one FMA, so the GPU rounds like
-    # NumPy and Numba do (IEEE order, each op rounded). Memory-bound kernels lose nothing.
+    # NumPy and Numba do (IEEE order, each op rounded). Memory-bound kernels lose nothing; the
+    # 'fma' chain runs a multiply and an add (half the FP32 peak at most). Only the 'ffma'
+    # chain, which calls fma() explicitly, runs one FFMA instruction per link.
     return cupy.RawKernel(_cuda_text(k, dtype), f"{k.symbol}_{_C_TYPES[dtype]}", options=("--fmad=false",))
 
 
@@ -142,8 +145,11 @@ def triad(x, y, a=2.0, out=None):
 def chain(x, n, op="mul", fused=True, out=None, c=None, d=None, scratch=None):
     """Apply ``n`` pointwise ops to x: fused in one kernel, or as ``n`` separate passes.
 
-    ``op`` is 'mul' (x*c, c=0.999), 'add' (x+c, c=1), 'fma' (x*c+d, c=d=0.5) or
-    'cos' (compute-bound; slow on the CPU). Fused: one kernel whose body repeats
+    ``op`` is 'mul' (x*c, c=0.999), 'add' (x+c, c=1), 'fma' (x*c+d, c=d=0.5: a
+    multiply then an add, each rounded as NumPy rounds them), 'ffma' (fma(x, c, d),
+    c=d=0.5: one fused multiply-add instruction on a GPU, so a long fused chain can
+    reach the FP32 peak; a multiply then an add on the CPU) or 'cos' (compute-bound;
+    slow on the CPU). Fused: one kernel whose body repeats
     the op n times, so each element is read once and written once. Unfused: n
     one-op kernels, each reading the previous result and writing a new array,
     as eager ``for _ in range(n): x = x * c`` does; the passes alternate between
@@ -155,10 +161,10 @@ def chain(x, n, op="mul", fused=True, out=None, c=None, d=None, scratch=None):
     recompilation for a new n). Returns ``out``.
     """
     _check_count(n)
-    _check_op(op)
+    _check_op(op, CHAIN_OPS)
     if not isinstance(fused, bool):
         raise TypeError(f"fused must be True or False, got {fused!r}")
-    _, _, c_default, d_default = OPS[op]
+    _, _, c_default, d_default = CHAIN_OPS[op]
     c = _scalar("c", c_default if c is None else c)
     d = _scalar("d", d_default if d is None else d)
     x, out = _prepare({"x": x}, out)

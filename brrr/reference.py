@@ -10,16 +10,26 @@ chapters themselves on that device::
     python scripts/make_reference.py        # every chapter, full size; see its docstring
 
 That script sets ``BRRR_RECORD`` to the device's folder, and every
-:func:`beside` call in a chapter then saves the live result it is handed under
+:func:`measure` call in a chapter then saves the live result it returns under
 its experiment's name, with the provenance the Result carries (device, date,
 library versions) and the command. So a reference is, by construction, the same
 call with the same arguments as the chapter's live run.
+
+Every measured number of a chapter goes through :func:`measure`, which runs the
+measurement (live) or returns its record from a set (replayed, ``BRRR_REPLAY=<set>``):
+the published book is the newest GPU run, replayed on a CPU, and a replayed
+page holds no number measured by the machine that built it.
 """
 from __future__ import annotations
 
+import functools
+import numbers
 import os
+import sys
+from dataclasses import asdict
 from pathlib import Path
 
+from . import config
 from .results import Result
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "data" / "reference"
@@ -28,15 +38,36 @@ COMMAND_ENV = "BRRR_RECORD_COMMAND"   # the command that made them, for the prov
 
 
 def as_result(data, name: str) -> Result:
-    """``data`` as a :class:`Result` named ``name``: a Result as it is; a pandas DataFrame
-    (a profiler table) as its rows, with its ``attrs`` kept in ``meta['attrs']``."""
+    """``data`` as a :class:`Result` named ``name``, with ``meta['kind']`` saying how to turn it
+    back (:func:`as_data`): a Result as it is; a pandas DataFrame (a profiler table) as its rows,
+    its ``attrs`` in ``meta['attrs']``; a :class:`~brrr.Timing` or a list of them as one record
+    each; other plain data (numbers, strings, lists and dicts of them) in ``meta['value']``."""
+    from .results import provenance
+    from .timing import Timing
     if isinstance(data, Result):
         return data
+    command = f"brrr.reference.measure({name!r}, ...)"
     if hasattr(data, "to_dict") and hasattr(data, "attrs"):
-        from .results import provenance
-        meta = provenance(f"brrr.profile(...) -> {name}", attrs=dict(data.attrs))
+        meta = provenance(command, attrs=dict(data.attrs), kind="frame")
         return Result(name=name, records=data.reset_index().to_dict("records"), meta=meta)
-    raise TypeError(f"data must be a brrr.Result or a pandas DataFrame, got {type(data).__name__}")
+    if isinstance(data, Timing):
+        return Result(name=name, records=[asdict(data)], meta=provenance(command, kind="timing"))
+    if isinstance(data, (list, tuple)) and data and all(isinstance(t, Timing) for t in data):
+        return Result(name=name, records=[asdict(t) for t in data], meta=provenance(command, kind="timings"))
+    if _plain_data(data):
+        return Result(name=name, records=[], meta=provenance(command, kind="value", value=data))
+    raise TypeError(f"data must be a brrr.Result, a pandas DataFrame, a brrr.Timing (or a list of them) "
+                    f"or plain data (numbers, strings, lists, dicts), got {type(data).__name__}")
+
+
+def _plain_data(value) -> bool:
+    if value is None or isinstance(value, (numbers.Number, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain_data(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain_data(v) for k, v in value.items())
+    return False
 
 
 def as_frame(result: Result):
@@ -46,11 +77,27 @@ def as_frame(result: Result):
     return frame
 
 
+def as_data(result: Result):
+    """A Result made by :func:`as_result`, as what was measured: the Result itself, the DataFrame,
+    the Timing (or list of Timings) or the plain value."""
+    from .timing import Timing
+    kind = result.meta.get("kind") or ("frame" if "attrs" in result.meta else "result")
+    if kind == "frame":
+        return as_frame(result)
+    if kind == "timing":
+        return Timing(**result.records[0])
+    if kind == "timings":
+        return [Timing(**record) for record in result.records]
+    if kind == "value":
+        return result.meta.get("value")
+    return result
+
+
 def load(name: str, backend: str = "cuda", folder=None) -> list:
     """The shipped reference runs of experiment ``name``, one per device, sorted by device.
 
     ``backend='cuda'`` (default) keeps the GPU runs, ``'cpu'`` the CPU runs, ``None``
-    all. ``folder`` reads another set of runs (default: the ones shipped with brrr).
+    all. In a replayed build the replayed set is left out (it is the page's own run). ``folder`` reads another set of runs (default: the ones shipped with brrr).
     Returns ``[]`` where no device has a run of that experiment yet.
     """
     if not isinstance(name, str) or not name or os.sep in name:
@@ -60,6 +107,8 @@ def load(name: str, backend: str = "cuda", folder=None) -> list:
     base = Path(folder) if folder is not None else REFERENCE_DIR
     runs = []
     for path in sorted(base.glob(f"*/{name}.json")):
+        if folder is None and path.parent.name == config.replay_set():
+            continue    # a replayed page shows that set as its own run, not beside it
         result = Result.load(str(path))
         result.meta["reference"] = True
         if backend is None or result.meta.get("device", {}).get("backend") == backend:
@@ -78,26 +127,118 @@ def record_sets(folder=None) -> dict:
 
 
 def beside(data, name: str = None) -> list:
-    """The reference runs to draw beside a live result ``data`` (a Result or a profiler
-    DataFrame, or None where nothing was measured) of experiment ``name`` (default: the
-    Result's own name).
-
-    When the environment variable ``BRRR_RECORD`` names a folder (the reference
-    script sets it), ``data`` is also saved there as ``<name>.json``, marked as a
-    reference run with the command that made it.
-    """
+    """The reference runs to draw beside a run ``data`` (a Result or a profiler DataFrame,
+    or None where nothing was measured) of experiment ``name`` (default: the Result's own
+    name): :func:`load` of that name, each device's run."""
     if name is None:
         if not isinstance(data, Result):
             raise ValueError("name is needed for a DataFrame, e.g. beside(table, 'profile_block')")
         name = data.name
-    folder = os.environ.get(RECORD_ENV, "").strip()
-    if folder and data is not None:    # None: nothing was measured here (e.g. a profile out of memory)
-        result = as_result(data, name)
-        saved = Result(name=name, records=result.records, meta=dict(result.meta))
-        saved.meta.update(reference=True, command=os.environ.get(COMMAND_ENV, "python scripts/make_reference.py"))
-        os.makedirs(folder, exist_ok=True)
-        saved.to_json(os.path.join(folder, f"{name}.json"))
     return load(name)
+
+
+# --- measure: live, recorded or replayed -------------------------------------------------
+
+def measure(name: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, a chapter's measurement named ``name``.
+
+    Live: runs it and returns what it returns; where ``BRRR_RECORD`` names a folder (the
+    reference script sets it), also saves it there as ``<name>.json`` with its provenance.
+    Replayed (``BRRR_REPLAY`` names a record set): never runs ``fn``, and returns that set's
+    record of ``name`` as ``fn`` returned it (:func:`as_data`); where the set has none, says so
+    on the page and on stderr and returns None.
+    """
+    if not isinstance(name, str) or not name or os.sep in name:
+        raise ValueError(f"name must be an experiment name such as 'bandwidth_vs_size', got {name!r}")
+    if not callable(fn):
+        raise TypeError(f"fn must be callable (the measurement to run), got {type(fn).__name__}")
+    if config.replay_set():
+        record = replay_runs().get(name)
+        if record is None:
+            _say_not_recorded(name)
+            return None
+        return as_data(record)
+    data = fn(*args, **kwargs)
+    save(data, name)
+    return data
+
+
+def save(data, name: str):
+    """Save ``data`` as ``<name>.json`` in the folder ``BRRR_RECORD`` names, marked as a
+    reference run with the command that made it (nothing when it is unset or ``data`` is None)."""
+    folder = os.environ.get(RECORD_ENV, "").strip()
+    if not folder or data is None:
+        return
+    result = as_result(data, name)
+    saved = Result(name=name, records=result.records, meta=dict(result.meta))
+    saved.meta.update(reference=True, command=os.environ.get(COMMAND_ENV, "python scripts/make_reference.py"))
+    os.makedirs(folder, exist_ok=True)
+    saved.to_json(os.path.join(folder, f"{name}.json"))
+
+
+# --- replay -------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _load_set(set_name: str) -> dict:
+    folder = REFERENCE_DIR / set_name
+    if not folder.is_dir():
+        have = ", ".join(sorted(p.name for p in REFERENCE_DIR.iterdir() if p.is_dir()))
+        raise ValueError(f"{config.REPLAY_ENV}={set_name!r} names no record set in {REFERENCE_DIR} (have: {have})")
+    runs = {path.stem: Result.load(str(path)) for path in sorted(folder.glob("*.json"))}
+    if not runs:
+        raise ValueError(f"{config.REPLAY_ENV}={set_name!r}: the record set {folder} is empty")
+    return runs
+
+
+def replay_runs() -> dict:
+    """``{experiment: Result}`` of the set a replayed build shows, or {} in a live build."""
+    set_name = config.replay_set()
+    return _load_set(set_name) if set_name else {}
+
+
+def replay_summary() -> dict:
+    """The replayed set's device (``meta['device']``) and date (the newest of its records)."""
+    runs = replay_runs()
+    if not runs:
+        raise RuntimeError(f"no record set is replayed ({config.REPLAY_ENV} is unset)")
+    results = list(runs.values())
+    return {"device": dict(results[0].meta.get("device", {})),
+            "date": max(r.meta.get("date", "")[:10] for r in results),
+            "versions": dict(results[0].meta.get("versions", {}))}
+
+
+def _say_not_recorded(name: str):
+    device = replay_summary()["device"].get("name", config.replay_set())
+    text = (f"*Not measured here: the {device} run replayed on this page has no record of `{name}` "
+            f"(it is newer than that run). Run this chapter to measure it.*")
+    print(f"brrr: replay: no record of {name!r} in the set {config.replay_set()!r}", file=sys.stderr)
+    try:
+        from IPython.display import Markdown, display
+        display(Markdown(text))
+    except ImportError:   # pragma: no cover - IPython comes with every notebook
+        print(text)
+
+
+def newest_gpu_set(folder=None) -> str:
+    """The folder name of the shipped GPU record set measured last (by its newest record's date),
+    the one the published book replays; '' where no GPU set ships."""
+    newest = ("", "")
+    for name, runs in record_sets(folder).items():
+        results = list(runs.values())
+        if results[0].meta.get("device", {}).get("backend") != "cuda":
+            continue
+        newest = max(newest, (max(r.meta.get("date", "") for r in results), name))
+    return newest[1]
+
+
+def recorded_names(notebook) -> list:
+    """The experiment names the notebook at path ``notebook`` passes to :func:`measure`, in order."""
+    import json
+    import re
+    with open(notebook) as f:
+        cells = json.load(f)["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    return re.findall(r"""reference\.measure\(\s*["']([\w.-]+)["']""", code)
 
 
 # --- the reference appendix ------------------------------------------------------------

@@ -25,6 +25,7 @@ them on reading, so old files and shipped reference records keep working.
 from __future__ import annotations
 
 import datetime
+import functools
 import glob
 import json
 import os
@@ -55,6 +56,18 @@ def provenance(command: str = "", **extra) -> dict:
             "command": command}
     meta.update(extra)
     return meta
+
+
+def needs_measurements(verdict):
+    """Decorate a function of measurements (a worked problem's verdict, a table): where one it
+    is handed as a positional argument is None, because a replayed build has no record of it
+    and :func:`brrr.reference.measure` has said so on the page, it returns None."""
+    @functools.wraps(verdict)
+    def judged(*args, **kwargs):
+        if any(arg is None for arg in args):
+            return None
+        return verdict(*args, **kwargs)
+    return judged
 
 
 SCHEMA = 2

@@ -202,6 +202,7 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
         if value is not None:
             _positive(name, value)
 
+    refuse_in_replay("brrr.bench")
     dev = _live_device()
     backend = backend or dev.backend
     if backend not in ("cuda", "cpu"):
@@ -226,6 +227,15 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
     timing.nbytes, timing.flops, timing.label = nbytes, flops, label
     timing.warnings = _judge(timing, llc, dev if backend == dev.backend else None, min_samples, budget)
     return timing
+
+
+def refuse_in_replay(what: str):
+    """Raise where a replayed build (``BRRR_REPLAY``) would measure this machine: there, every
+    measurement must come through :func:`brrr.reference.measure`, which returns its record."""
+    if config.replay_set():
+        raise RuntimeError(f"{what} ran in a replayed build ({config.REPLAY_ENV}={config.replay_set()}): this "
+                           f"machine would be measured on a page that shows another device. Wrap the "
+                           f"measurement in brrr.reference.measure(name, fn, ...), which replays its record.")
 
 
 def _warm_up(call, warm_until: float, most: int = 10_000) -> list:

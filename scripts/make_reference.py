@@ -5,7 +5,7 @@
     BRRR_QUICK=1 python scripts/make_reference.py --out tests/data/records/cpu-quick
 
 Each chapter notebook runs in a fresh kernel in chapters/ (as the book build runs
-it) with ``BRRR_RECORD`` set, so every ``brrr.reference.beside(result)`` call in
+it) with ``BRRR_RECORD`` set, so every ``brrr.reference.measure(name, ...)`` call in
 it saves that live result as ``<out>/<device>/<experiment>.json``: a brrr Result
 marked ``reference: true``, with the device, the date, the library versions and
 this command. The default ``--out`` is the folder brrr ships

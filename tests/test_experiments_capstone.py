@@ -34,7 +34,13 @@ def test_records_are_valid(run):
         assert r["tokens"] == r["batch"] * r["seq"]
         assert math.isclose(r["seconds_per_token"], r["seconds"] / r["tokens"])
         assert math.isclose(r["tokens_per_second"] * r["seconds_per_token"], 1)
-        assert math.isclose(r["mfu"], r["flops"] / r["seconds"] / r["peak_flops"])
+        peak = result.meta["mfu_peak"]                    # one peak for every step (review 07_08 item 7)
+        assert r["peak_flops"] == peak["flops"] and peak["name"]
+        if r["dtype"] in peak["dtypes"]:
+            assert math.isclose(r["mfu"], r["flops"] / r["seconds"] / r["peak_flops"])
+            assert capstone.mfu(result, r) == pytest.approx(r["mfu"])
+        else:                                              # a peak that does not bound the dtype: no MFU
+            assert r["mfu"] is None and capstone.mfu(result, r) is None
         assert r["regime"] in ("compute-bound", "memory-bound", "overhead-bound")
         assert math.isclose(sum(r["regime_shares"].values()), 1)
         assert r["regime_shares"][r["regime"]] == max(r["regime_shares"].values())
@@ -119,6 +125,7 @@ def test_table_and_overall(run):
     result, _ = run
     html = capstone.steps_table(result, [result]).to_html()
     assert "time per token" in html and "skipped" in html and "(reference)" in html
+    assert f"MFU (of {capstone.mfu_peak(result)['name']}" in html
     o = capstone.overall(result)
     first, final = capstone.measured(result)[0], [r for r in capstone.measured(result) if r["kept"]][-1]
     assert math.isclose(o["speedup"], first["seconds_per_token"] / final["seconds_per_token"])

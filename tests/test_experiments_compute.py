@@ -137,7 +137,64 @@ def test_matmul_tensor_cores_gpu():
 def test_gap_table_has_units():
     r = compute.elementwise_vs_matmul(n_elements=1024, matmul_n=16, repeat=2)
     frame = compute.gap_table(r)
-    assert list(frame.columns) == ["kind", "library", "dtype", "time per call", "GFLOP/s", "GB/s",
-                                   "FLOP/byte", "share of its peak"]
+    assert list(frame.columns)[:3] == ["kind", "library", "dtype"] and list(frame.columns)[6:] == [
+        "FLOP/byte", "share of its peak"]
+    assert frame.columns[4] in ("GFLOP/s", "TFLOP/s") and frame.columns[5] in ("GB/s", "TB/s")
     assert len(frame) == len(r.records)
     assert r.meta["repeat"] == 2 and r.meta["matmul_n"] == 16 and r.meta["n_elements"] == 1024
+
+
+@pytest.mark.parametrize("lib, dtype", [("numpy", "float32"), ("numpy", "float64"), ("torch", "float32"),
+                                        ("torch", "bfloat16")])
+def test_matmul_inputs_are_random_normal_not_constant(lib, dtype):
+    """Constant matrices run faster on tensor cores than real data: every matmul benchmark
+    multiplies random normal values instead (review: all-ones inputs inflated TFLOP/s)."""
+    if lib == "torch":
+        pytest.importorskip("torch")
+    from brrr.experiments.matmul import random_normal
+    dev = brrr.device()
+    if lib == "numpy" and dev.on_gpu:
+        pytest.skip("numpy arrays are CPU arrays")
+    a = random_normal(dev, (64, 64), dtype, lib, seed=1)
+    values = [float(v) for v in (a.float() if lib == "torch" else a).ravel()[:4096].tolist()]
+    assert len(set(values)) > 20                            # not a constant matrix
+    mean = sum(values) / len(values)
+    sd = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    assert abs(mean) < 0.1 and 0.9 < sd < 1.1                # standard normal
+    b = random_normal(dev, (64, 64), dtype, lib, seed=2)
+    assert (a != b).any()                                   # two different matrices
+
+
+def test_matmul_experiments_record_their_data():
+    from brrr.experiments import matmul_vs_size
+    assert matmul_vs_size(sizes=[16], progress=False).meta["data"] == "random normal"
+    r = compute.elementwise_vs_matmul(n_elements=4096, matmul_n=32, repeat=8)
+    assert r.meta["data"] == "random normal"
+
+
+def test_no_matmul_experiment_fills_its_inputs_with_a_constant():
+    """The source of each matmul benchmark builds its inputs with random_normal (a grep, so that a
+    new benchmark that slips back to ones or full(1.0) fails here)."""
+    import inspect
+    import re
+    from brrr.experiments import dtypes, matmul, roofline
+    for module in (compute, dtypes, matmul, roofline):
+        src = inspect.getsource(module)
+        assert not re.search(r"(full\(\([^)]*\),\s*1\.0|torch\.ones\(\(n, n\))", src), module.__name__
+
+
+def test_gap_table_never_prints_scientific_notation():
+    """Rates in T units once they reach a thousand G, three significant digits (review 01_02 item 17)."""
+    from brrr import reference
+    from brrr.units import format_number
+    for runs in reference.record_sets().values():
+        if "elementwise_vs_matmul" not in runs:
+            continue
+        frame = compute.gap_table(runs["elementwise_vs_matmul"])
+        for col in frame.columns[4:7]:
+            assert all("e+" not in format_number(v) for v in frame[col]), (col, list(frame[col]))
+        rate = frame.columns[4]
+        assert frame[rate].max() < 1e3 or rate == "TFLOP/s"
+        chain = [k for k in frame["kind"] if "chain" in k]
+        recs = [r for r in runs["elementwise_vs_matmul"].records if "chain" in r["kind"]]
+        assert all(("no FMA" in k) == (r.get("fma") is not True) for k, r in zip(chain, recs))

@@ -129,3 +129,32 @@ def test_gpu_roofs_rise_with_tensor_cores():
     if dev.has_tensor_cores("float16"):
         assert peak == dev.peak_flops("float16", True) and "tensor cores" in source
     assert dtypes.roof_for(dev, "float32")[0] == dev.peak_flops("float32")
+
+
+def test_matmul_inputs_are_random_and_int8_b_is_column_major():
+    import torch
+    for dtype in ("float32", "int8"):
+        fn, (a, b, c) = dtypes._matmul_call(torch, dtype, "cpu", 16)
+        assert len(set(a.flatten().tolist())) > 4 and not torch.equal(a, b.t().contiguous().t())
+        if dtype == "int8":
+            assert b.stride() == (1, 16)                      # column-major B for the int8 GEMM
+            assert torch.equal(fn(a, b, c), a.int() @ b.int())
+
+
+def test_pointwise_scalar_is_a_cpu_scalar():
+    import torch
+    fn, (one, x, y) = dtypes._pointwise_call(torch, "float32", "cpu", 8)
+    assert one.dim() == 0 and one.device.type == "cpu"
+    assert torch.equal(fn(one, x, y), 1 + 2 * x)
+
+
+def test_a_pointwise_op_is_judged_against_general_math_not_tensor_cores():
+    class FakeGPU:
+        on_gpu, source = True, "a spec sheet"
+        def has_tensor_cores(self, dtype):
+            return True
+        def peak_flops(self, dtype="float32", tensor_cores=False):
+            return 1000e12 if tensor_cores else 67e12
+    dev = FakeGPU()
+    assert dtypes.roof_for(dev, "bfloat16", "matmul")[0] == 1000e12
+    assert dtypes.roof_for(dev, "bfloat16", "pointwise") == (67e12, "a spec sheet (general math)")

@@ -3,6 +3,8 @@ import math
 
 import pytest
 
+from brrr import reference
+
 import brrr
 from brrr.experiments import overhead as ov
 from brrr.results import Result
@@ -70,6 +72,18 @@ def test_fit_overhead_recovers_a_linear_model():
     assert fit["overhead"] == pytest.approx(2e-6, rel=1e-3)
     assert fit["per_element"] == pytest.approx(1e-10, rel=1e-3)
     assert fit["crossover"] == pytest.approx(2e4, rel=1e-2)
+
+
+def test_fit_overhead_on_a_gpu_takes_the_larger_of_host_and_work():
+    """On a GPU, calls back to back cost max(host, kernel): the cost per element is the largest sizes'
+    whole time per element (subtracting a host cost that was hidden would make the kernel look faster
+    than it ran), and the crossover is where the kernel's time reaches the host's."""
+    sizes = [2 ** k for k in range(0, 27)]
+    r = Result("time_vs_size", records=[{"library": "torch", "backend": "cuda", "size": n,
+                                         "seconds": max(7e-6, 2.8e-12 * n)} for n in sizes])
+    fit = ov.fit_overhead(r, "torch")
+    assert fit["per_element"] == pytest.approx(2.8e-12, rel=1e-6)
+    assert fit["crossover"] == pytest.approx(7e-6 / 2.8e-12, rel=1e-6)
 
 
 def test_fit_overhead_needs_records():
@@ -148,7 +162,7 @@ def test_mlp_factory_runs_forward():
 
 
 @pytest.mark.parametrize("ratio, verdict", [(1.05, "overhead-bound"), (1.5, "in between"),
-                                            (1.95, "work-bound")])
+                                            (1.95, "work-bound"), (0.6, "time fell"), (0.85, "overhead-bound")])
 def test_batch_verdict(ratio, verdict):
     assert ov.batch_verdict(ratio) == verdict
 
@@ -250,6 +264,15 @@ def test_call_overhead_records():
     assert len(table) == len(r.records) and "used by" in table
     with pytest.raises(ValueError):
         ov.call_overhead(rounds=0)
+
+
+def test_call_table_drops_threads_on_a_gpu():
+    """PyTorch's CPU threads are a column only where a PyTorch call ran on the CPU."""
+    h200 = reference.record_sets().get("nvidia-h200", {}).get("call_overhead")
+    cpu = reference.record_sets()["amd-epyc-2-threads"]["call_overhead"]
+    assert "PyTorch threads" in ov.call_table(cpu)
+    if h200 is not None:
+        assert "PyTorch threads" not in ov.call_table(h200)
 
 
 def test_batch_table_verdicts():

@@ -86,6 +86,18 @@ def test_checkpoint_sweep_records(monkeypatch):
         assert r["peak_activation_bytes"] == r["saved_bytes"] + r["recompute_bytes"]
         assert r["seconds"] > 0 and r["min_seconds"] <= r["seconds"] and r["iqr_seconds"] >= 0
     assert result.meta["input_bytes"] == 4 * 8 * 4
+    for e in (1, 2):   # the FLOP counter sees the recomputation, which stops early (less than 4/3)
+        ratio = rows[e]["counted_flops"] / rows[0]["counted_flops"]
+        assert ratio == pytest.approx(recompute.checkpoint_flop_ratio(4, e)) and ratio < 4 / 3
+
+
+def test_checkpoint_flop_ratio():
+    assert recompute.checkpoint_flop_ratio(8, 0) == 1.0
+    assert recompute.checkpoint_flop_ratio(8, 1) == pytest.approx(1 + (1 - 8 / 16) / 3)
+    assert recompute.checkpoint_flop_ratio(8, 8) == pytest.approx(1 + (1 - 1 / 16) / 3)
+    assert recompute.checkpoint_flop_ratio(8, 3) == pytest.approx(1 + (1 - 3 / 16) / 3)
+    with pytest.raises(ValueError, match="every"):
+        recompute.checkpoint_flop_ratio(8, -1)
 
 
 def test_bad_input():

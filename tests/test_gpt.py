@@ -87,3 +87,19 @@ def test_sizes():
             assert seq <= s["config"].context
         assert s["small"][0] * s["small"][1] < s["large"][0] * s["large"][1]
     assert cpu["config"].n_params() < gpt.GPT2_SMALL.n_params() and quick["config"].n_params() < cpu["config"].n_params()
+
+
+def test_operator_calls_match_the_shipped_profiles():
+    """review 07_08 item 10: the calls a fixed cost is paid on, counted without running the model,
+    are the calls the profiler recorded in every shipped profile of the model."""
+    from brrr import reference
+    assert gpt.operator_calls(TINY, 1, 8) == gpt.operator_calls(TINY, 1, 8)
+    per_block = gpt.operator_calls(gpt.GPTConfig(n_layer=3), 2, 64) - gpt.operator_calls(gpt.GPTConfig(n_layer=2), 2, 64)
+    assert per_block > 10
+    for runs in reference.record_sets().values():
+        if "capstone_profile_batch" in runs and "capstone_steps" in runs:
+            steps = runs["capstone_steps"]
+            batch, seq = steps.meta["large"]
+            shipped = gpt.GPTConfig(**steps.meta["config"])
+            table = reference.as_frame(runs["capstone_profile_batch"])
+            assert gpt.operator_calls(shipped, batch, seq) == int(table.calls.sum())

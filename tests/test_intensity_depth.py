@@ -186,6 +186,13 @@ def test_correlations_sweep_and_bounds_from_records():
     ridge_macs = ROOF.ridge * 2   # MACs per element at the ridge (float32)
     assert b["n0"]["ai_c"] == ("memory" if rows[0]["ai_c"] < ridge_macs else "compute")
     assert b["n4"]["share"] == pytest.approx(0.9)
+    for n, row in zip(("n0", "n4"), (rows[0], rows[4])):   # H200 review item 4: the share of each metric's own roof
+        for m in ("ai_c", "di"):
+            assert b[n][f"{m}_roof_share"] == pytest.approx(row["achieved_flops"] / ROOF.attainable(2 * row[m] / 4))
+    assert "per_operator" not in corr   # records without operator counts
+    for row, ops in zip(rows, (10, 20, 30, 40, 50)):
+        row["operators"] = ops
+    assert -1 <= ip.correlations(_result(rows))["per_operator"] <= 1
 
 
 def test_measure_networks_records_and_refuses_unknown_names():
@@ -194,6 +201,9 @@ def test_measure_networks_records_and_refuses_unknown_names():
     r = ip.measure_networks(["squeezenet1_1"], budget=0.01, progress=False)
     rec = r.records[0]
     assert rec["network"] == "SqueezeNet-V1.1" and rec["seconds"] > 0 and "roof" in r.meta
+    # H200 review item 3: the operators each forward pass dispatches, and the fixed cost of a call
+    assert rec["operators"] >= 26 and r.meta["call_seconds"] > 0   # 26 convolutions at least
+    assert set(ip.overhead_bound(r)) == {"SqueezeNet-V1.1"}
     for col in ip.PREDICTIONS:
         assert rec[col] >= rec["compute_seconds"] * (1 - 1e-12)
     table = ip.prediction_table(r)

@@ -31,3 +31,14 @@ def test_checkpoint_sweep_legend_is_large_enough_to_read_at_page_width():
     fig = plot.checkpoint_sweep(Result("checkpoint_sweep", recs, {"device": CPU}))
     legends = fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
     assert legends and all(t.get_fontsize() >= 11 for lg in legends for t in lg.get_texts())
+
+
+def test_checkpoint_sweep_draws_the_early_stop_flop_ratio():
+    """H200 review item 1: the time panel's guide is the FLOP ratio of each length, below 4/3."""
+    from brrr.experiments.recompute_checkpoint import checkpoint_flop_ratio
+    recs = [{"every": e, "saved_bytes": 2 ** 20, "recompute_bytes": 2 ** 18, "peak_activation_bytes": 2 ** 21,
+             "min_seconds": 1.0 if e == 0 else 1.3} for e in (0, 1, 2, 4)]
+    fig = plot.checkpoint_sweep(Result("checkpoint_sweep", recs, {"device": CPU, "layers": 4}))
+    right = fig.axes[1]
+    line = next(ln for ln in right.get_lines() if ln.get_label() == "FLOP ratio (early stop)")
+    assert list(line.get_ydata()) == [checkpoint_flop_ratio(4, e) for e in (1, 2, 4)]

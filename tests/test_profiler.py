@@ -78,6 +78,7 @@ def test_table_columns_timing_and_regimes():
     assert only(table, "gelu").module.endswith(".1")
     assert table.attrs["overhead_seconds"] > 0
     assert table.attrs["model_seconds"] > 0
+    assert table.attrs["model_iqr_seconds"] >= 0       # the whole run's spread, for the page to show
     points = roofline_points(table)
     assert {"label", "flops", "nbytes", "seconds"} <= set(points.columns)
 

@@ -157,7 +157,7 @@ def test_the_knee_is_where_floor_and_line_meet_and_the_floor_is_left_earlier():
     assert "meet at about 27.9 multiplications per element, earlier than the 45.4" in text
     assert "left its flat floor" not in text
     assert "first rose more than 10% above its floor at 8 multiplications per element, where it took 1.4 times" in text
-    assert "began to grow well before the knee" in text and "counts a fused multiply-add as two FLOPs" in text
+    assert "began to grow well before the knee" in text and "counts a fused multiply-add instruction as two FLOPs" in text
 
 
 def test_a_sharp_knee_is_not_called_gradual():
@@ -182,7 +182,7 @@ def test_a_reference_with_the_same_outcome_is_not_explained_twice():
     ref = sweep(GRADUAL, predicted=160.0, measured=87.7, device=GPU)
     ref.meta["reference"] = True
     text = str(prose.repeat_sweep(sweep(GRADUAL, predicted=45.4, measured=27.9), [ref]))
-    assert text.count("counts a fused multiply-add as two FLOPs") == 1
+    assert text.count("counts a fused multiply-add instruction as two FLOPs") == 1
     assert "It is earlier for the same reason as above." in text
     assert text.count("drawn dash-dotted") == 1
 

@@ -9,6 +9,7 @@ from brrr.prose import capstone as prose, words
 from brrr.results import Result
 
 CONFIG = {"n_layer": 4, "n_head": 4, "d_model": 256, "vocab": 8192, "context": 256}
+PEAK = {"flops": 1e12, "name": "the test peak", "dtypes": ["float32", "bfloat16"]}
 LABELS = {"eager": "eager FP32", "batch": "large batch", "autocast": "low-precision autocast",
           "compile": "torch.compile", "graphs": "CUDA graphs", "sdpa": "SDPA attention"}
 
@@ -17,7 +18,7 @@ def rec(step, per_token, regime="memory-bound", share=0.6, mfu=0.05, backend="cp
     r = {"step": step, "label": LABELS[step], "tokens": tokens, "batch": 4, "seq": tokens // 4, "backend": backend,
          "skipped": None, "dtype": "bfloat16" if step not in ("eager", "batch") else "float32",
          "seconds": per_token * tokens, "seconds_per_token": per_token, "tokens_per_second": 1 / per_token,
-         "mfu": mfu, "regime": regime, "regime_shares": {regime: share, "other": 1 - share},
+         "mfu": mfu, "flops_per_second": mfu * PEAK["flops"], "peak_flops": PEAK["flops"], "regime": regime, "regime_shares": {regime: share, "other": 1 - share},
          "compile": "default" if step in ("compile", "graphs", "sdpa") else None, "compile_seconds": None}
     r.update(extra)
     return r
@@ -43,7 +44,7 @@ def decide(records):
 def result(records, backend="cpu", native=False, reference=False, name="AMD EPYC"):
     decide(records)
     meta = {"device": {"name": name, "backend": backend}, "config": CONFIG, "large": [4, 128], "small": [1, 8],
-            "native_bf16": native if backend == "cpu" else None, "date": "2026-11-24"}
+            "native_bf16": native if backend == "cpu" else None, "date": "2026-11-24", "mfu_peak": PEAK}
     if reference:
         meta["reference"] = True
     return Result("capstone_steps", records, meta)
@@ -101,7 +102,7 @@ def test_batch_not_faster_and_the_gpu_hint():
     p = prose.step(decide_again(run), "batch")
     assert p.facts["outcome"] == "same" and "barely moved" in str(p) and "did not pay here" in str(p)
     assert "It was not slower, so the change stays." in str(p)
-    assert "attacks compute-bound matmuls" in str(p)
+    assert "a higher roof for the compute-bound ones" in str(p)
     run.records[1]["seconds_per_token"] = 2e-4
     p = prose.step(decide_again(run), "batch")
     assert p.facts["outcome"] == "slower" and not p.facts["kept"]
@@ -122,7 +123,8 @@ def test_autocast_slower_on_a_cpu_without_bf16_instructions():
     assert p.facts["outcome"] == "slower" and "grew 3 times" in str(p) and "made the model slower" in str(p)
     assert "no bfloat16 dot-product instructions" in str(p)
     assert not p.facts["kept"] and "builds on large batch again" in str(p)
-    assert "has most of the time to work on" in str(p)     # compile's hint, from the batch step's profile
+    assert "which held 50% of this time" in str(p)         # compile's hint, from the batch step's profile
+    assert "most of the time" not in str(p)
 
 
 def test_autocast_slower_elsewhere():
@@ -134,30 +136,30 @@ def test_autocast_slower_elsewhere():
 def test_autocast_faster_on_a_gpu_and_on_a_cpu():
     p = prose.step(gpu_run(), "autocast")
     assert p.facts["outcome"] == "faster" and "tensor cores" in str(p)
-    assert "has most of the time to work on" in str(p)       # memory-bound: compile's hint
-    run = gpu_run()
-    run.records[2].update(regime="compute-bound")
-    assert "can win back at most their share" in str(prose.step(run, "autocast"))
+    assert "halves the bytes of every activation" not in str(p)      # review 07_08 item 5: autocast keeps fp32
+    assert "keeps softmax, LayerNorm and the residual stream in float32" in str(p)
+    assert "which held 50% of this time" in str(p)          # compile's hint: the memory-bound share, stated
     text = str(prose.step(cpu_run(autocast=0.5e-3, native=True), "autocast"))
-    assert "dedicated instructions" in text
+    assert "dot-product instructions" in text
+    assert "dot-product" not in str(prose.step(cpu_run(autocast=0.5e-3, native=None), "autocast"))
 
 
 def test_autocast_about_the_same():
     text = str(prose.step(cpu_run(autocast=1.05e-3), "autocast"))
-    assert "gained little from the lower precision" in text and "the change is undone" in text
+    assert "barely moved" in text and "the change is undone" in text
 
 
 # --- compile ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("per_token, outcome, words_", [(0.8e-3, "faster", "fused the chains"),
                                                        (6e-3, "slower", "does not promise a speed-up"),
-                                                       (1.05e-3, "same", "little of this step's time")])
+                                                       (1.05e-3, "same", "barely moved")])
 def test_compile(per_token, outcome, words_):
     p = prose.step(cpu_run(compile_=per_token), "compile")
     assert p.facts["outcome"] == outcome and words_ in str(p)
     assert "Compiling took 20 s once" in str(p)
     if outcome == "faster":
-        assert "eager operators the compiler starts from" in str(p) and p.facts["kept"]
+        assert "no profile of its own" in str(p) and p.facts["kept"]
     else:                                                    # undone: the hint is the batch step's
         assert "builds on large batch again" in str(p) and "compiler starts from" not in str(p)
     assert "on this machine it is skipped" in str(p)         # the next step, graphs, on a CPU
@@ -229,7 +231,8 @@ def test_noisy_samples_are_said():
     run = cpu_run()
     run.records[0]["iqr_seconds"] = 0.5 * run.records[0]["seconds"]
     p = prose.step(run, "batch")
-    assert p.facts["noisy"] and "the machine was busy" in str(p)
+    assert p.facts["noisy"] and "an IQR of 20 ms around a median of 40 ms before" in str(p)
+    assert "machine was busy" not in str(p) and " here" not in str(p).split("IQR")[1].split(")")[0]
     assert not prose.step(run, "eager").facts["noisy"]      # the first step has nothing to compare with
     assert not prose.step(cpu_run(), "batch").facts["noisy"]
 
@@ -242,7 +245,7 @@ def test_a_step_without_a_profile():
 
 def test_mfu_above_the_roof_is_called_a_bug():
     run = cpu_run()
-    run.records[1]["mfu"] = 1.5
+    run.records[1]["flops_per_second"] = 1.5 * PEAK["flops"]
     assert "no machine allows" in str(prose.step(run, "batch"))
     assert "no machine allows" not in str(prose.step(cpu_run(), "batch"))
 
@@ -262,7 +265,7 @@ def test_reference_paragraphs_for_every_outcome():
     decide(ref.records)
     texts = {k: str(prose.step(cpu_run(), k, [ref])).split("\n\n")[-1] for k in LABELS}
     assert texts["eager"].startswith("On the reference NVIDIA H100 80GB HBM3 (measured 2026-11-24)")
-    assert texts["eager"].endswith("MFU.")
+    assert texts["eager"].endswith("MFU (of the test peak, 1 TFLOP/s).")
     assert "faster per token than the step before" in texts["batch"]
     assert "slower per token" in texts["autocast"] and "about as fast per token" in texts["compile"]
     assert "this step did not run" in texts["graphs"]
@@ -298,7 +301,7 @@ def test_summary_all_kept_and_with_a_reference():
     assert "200 times faster" in str(p) and "No reference" not in str(p)
     refs = str(prose.reference_runs([gpu_run(reference=True, graphs=0.6e-6)]))
     assert refs.startswith("On the reference NVIDIA H100 80GB HBM3") and "No reference" not in refs
-    assert "the changes kept took the model from 0.1% to 40% MFU, 200 times faster per token" in refs
+    assert "the changes kept took the model from 0.1% to 40% MFU (of the test peak), 200 times faster" in refs
 
 
 def test_summary_about_the_same():
@@ -310,34 +313,38 @@ def test_summary_about_the_same():
 
 # --- which steps moved the dominant regime (review B:S3) ------------------------------------
 
+def _clear(run):
+    """The batch step's memory-bound share made clear of a tie (the hand-made 50% ties with 'other')."""
+    run.records[1]["regime_shares"] = {"memory-bound": 0.6, "other": 0.4}
+    return run
+
+
 def test_regime_path_some_steps_moved():
-    run = cpu_run(autocast=0.5e-3, compile_=0.4e-3, sdpa=0.3e-3)   # every change kept
+    run = _clear(cpu_run(autocast=0.5e-3, compile_=0.4e-3, sdpa=0.3e-3))   # every change kept
     p = prose.regime_path(run)            # overhead -> memory -> compute, then compute-bound throughout
     assert p.facts["regime_outcome"] == "some moved" and p.facts["regime_moves"] == 2
     text = str(p)
-    assert text.startswith("Of the steps that ran, only large batch (from overhead-bound to memory-bound) and "
-                           "low-precision autocast (from memory-bound to compute-bound) moved the dominant regime")
-    assert "torch.compile and SDPA attention left it where the configuration before each had it" in text
-    assert "The profile of torch.compile is that of the eager operators" in text
-    assert "Every step" not in text
+    assert text == ("Of the steps whose profiles show one dominant regime before and after, only large batch (from "
+                    "overhead-bound to memory-bound) and low-precision autocast (from memory-bound to compute-bound) "
+                    "moved it; SDPA attention left it where it was.")
+    assert "torch.compile" not in text            # review 07_08 item 13: its profile is a copy, not a finding
 
 
-def test_regime_path_all_moved_and_none_moved():
-    # autocast, compile and sdpa undone: each is compared with the batch step, memory-bound, so each moved
-    p = prose.regime_path(cpu_run())
-    assert p.facts["regime_outcome"] == "all moved" and p.facts["regime_moves"] == 4
-    assert str(p) == ("Every step that ran moved the dominant regime of the operators' time: large batch (from "
-                      "overhead-bound to memory-bound), low-precision autocast (from memory-bound to compute-bound), "
-                      "torch.compile (from memory-bound to compute-bound) and SDPA attention (from memory-bound to "
-                      "compute-bound).")
+def test_regime_path_all_moved_none_moved_and_ties():
+    # autocast, compile and sdpa undone: each is compared with the batch step, memory-bound
+    p = prose.regime_path(_clear(cpu_run()))
+    assert p.facts["regime_outcome"] == "all moved" and p.facts["regime_moves"] == 3
+    assert "torch.compile" not in str(p) and "SDPA attention (from memory-bound to compute-bound)" in str(p)
     run = gpu_run()
     for r in run.records:
-        r["regime"] = "compute-bound"
+        r["regime"], r["regime_shares"] = "compute-bound", {"compute-bound": 0.7, "memory-bound": 0.3}
     p = prose.regime_path(run)
     assert p.facts["regime_outcome"] == "none moved" and p.facts["regime_moves"] == 0
-    assert "No step moved the dominant regime of the operators' time: every profile put most of it in " \
-           "compute-bound operators." in str(p)
-    assert "The profiles of torch.compile and CUDA graphs are those of the eager operators" in str(p)
+    assert "No step moved the dominant regime of the operators' time" in str(p)
+    run = cpu_run()                              # review 07_08 item 6: the batch step's 50/50 is a tie
+    assert "large batch" not in str(prose.regime_path(run))
+    assert "no one regime dominates" in str(prose.step(run, "batch"))
+    assert "no one regime dominates" not in str(prose.step(_clear(cpu_run()), "batch"))
 
 
 def test_regime_path_without_profiles_says_nothing():
@@ -350,8 +357,8 @@ def test_regime_path_without_profiles_says_nothing():
 
 
 def test_the_summary_says_which_steps_moved_the_regime():
-    text = str(prose.summary(cpu_run(autocast=0.5e-3, compile_=0.4e-3, sdpa=0.3e-3)))
-    assert "moved the dominant regime" in text and "Every step" not in text
+    text = str(prose.summary(_clear(cpu_run(autocast=0.5e-3, compile_=0.4e-3, sdpa=0.3e-3))))
+    assert "only large batch (from overhead-bound to memory-bound)" in text
 
 
 # --- the live run ---------------------------------------------------------------------------
@@ -366,7 +373,8 @@ def test_the_live_run_reads_right():
         if r["skipped"]:
             assert p.facts["outcome"] == "skipped" and r["skipped"] in str(p)
             continue
-        assert words.seconds(r["seconds_per_token"]) in str(p) and words.percent(r["mfu"]) in str(p)
+        assert words.seconds(r["seconds_per_token"]) in str(p) and prose._mfu_words(run, r) in str(p)
+        assert r["mfu"] is None or r["mfu"] <= words.ABOVE_ROOF      # one peak, which bounds the dtype
         before = prose._previous(run, r["step"])
         assert p.facts["outcome"] == prose.change(r, before)[0]
     autocast = next(r for r in run.records if r["step"] == "autocast")
@@ -374,6 +382,46 @@ def test_the_live_run_reads_right():
         assert "dot-product instructions" in str(prose.step(run, "autocast"))
     s = prose.summary(run)
     final = [r for r in capstone.measured(run) if r["kept"]][-1]
-    assert words.percent(final["mfu"]) in str(s) and words.seconds(final["seconds_per_token"]) in str(s)
+    assert words.seconds(final["seconds_per_token"]) in str(s)
+    assert final["mfu"] is None or words.percent(final["mfu"]) in str(s)
     for r in capstone.measured(run)[1:]:                    # each step against the one it changed
         assert r["kept"] == (r["seconds_per_token"] <= prose._previous(run, r["step"])["seconds_per_token"])
+
+
+# --- every shipped record set (review 07_08 items 6, 7, 13) ----------------------------------
+
+from record_sets import sets_with  # noqa: E402
+
+
+@pytest.mark.parametrize("runs", sets_with("capstone_steps"))
+def test_one_named_peak_never_above_100_percent(runs):
+    from brrr.experiments import capstone
+    run = runs["capstone_steps"]
+    peak = capstone.mfu_peak(run)
+    header = [c for c in capstone.steps_table(run).data.columns if c.startswith("MFU")]
+    assert header == [f"MFU (of {peak['name']}, {words.rate(peak['flops'])})"]
+    for r in capstone.measured(run):
+        m = capstone.mfu(run, r)
+        assert m is None or 0 < m <= 1, (r["step"], m)
+        text = str(prose.step(run, r["step"]))
+        assert (m is None and "no MFU" in text) or f"MFU (of {peak['name']}" in text
+    s = str(prose.summary(run))
+    assert "MFU" not in s or f"against {peak['name']} throughout" in s
+
+
+@pytest.mark.parametrize("runs", sets_with("capstone_steps"))
+def test_regimes_said_only_where_profiled_and_not_tied(runs):
+    from brrr.experiments import capstone
+    run = runs["capstone_steps"]
+    table = capstone.steps_table(run).data
+    for r, (_, row) in zip(run.records, table.iterrows()):
+        own = capstone.profiled(r)
+        assert (row["time memory-bound"] is None or row["time memory-bound"] != row["time memory-bound"]) != own
+        text = str(prose.step(run, r["step"]))
+        assert "most of the time" not in text
+        if own and capstone.dominant(r) is None:
+            assert "no one regime dominates" in text or r is capstone.measured(run)[-1]
+    path = str(prose.regime_path(run))
+    for key in capstone.COMPILED_ONLY:
+        label = next((r["label"] for r in run.records if r["step"] == key), None)
+        assert label is None or label not in path

@@ -69,7 +69,7 @@ def test_spec_ratios_state_the_range_and_the_exceptions():
         models = sorted(g.split("RTX ")[1][:4] for g in small)
         assert f"the {words.spelled(len(small))} GeForce RTX cards ({models[0]} to {models[-1]})" in text
         assert "NVIDIA GeForce" not in text
-    assert "sit in between: 4 on the L4, A10, L40S and RTX A6000; 8 on the T4." in text
+    assert "spec sheets: 4 on the L4, A10, L40S and RTX A6000; 8 on the T4." in text and "in between" not in text
     assert "V100" not in p.facts["between"] and "A100" not in p.facts["between"]
     assert ("half the rate" in text) == all("GeForce" in g for g in frame[frame["ratio"] <= 2.5]["GPU"])
     one = frame[frame["ratio"] >= 10]
@@ -148,7 +148,7 @@ def test_matmul_curve_wordings():
     t = str(prose.matmul_curve(falls))
     assert "fell again" in t and "no longer fit in the 32 MiB last-level cache" in t
     falls_in_cache = matmul_run({64: 50, 128: 150, 256: 60})
-    assert "busy machine" in str(prose.matmul_curve(falls_in_cache))
+    assert "shows whether it repeats" in str(prose.matmul_curve(falls_in_cache))
     assert "barely changed" in str(prose.matmul_curve(matmul_run({64: 100, 128: 110, 256: 105})))
     uneven = str(prose.matmul_curve(matmul_run({32: 1, 64: 5, 128: 0.2, 256: 1.2, 512: 4.5})))
     assert "uneven: after its best at n = 64 it fell to 200 MFLOP/s at n = 128" in uneven
@@ -226,6 +226,12 @@ def test_tensor_cores_on_record_sets(runs):
     for dtype in {r["dtype"] for r in run.records}:
         best = max(r["gflops"] for r in run.records if r["dtype"] == dtype)
         assert words.rate(best * 1e9) in text
+        # The best point is not the only one quoted when the largest size ran slower than it.
+        largest = max((r for r in run.records if r["dtype"] == dtype), key=lambda r: r["n"])
+        assert words.rate(largest["gflops"] * 1e9) in text
+    # Constant (all-ones) matrices are flagged wherever a GPU run did not record random data.
+    gpu = run.meta["device"]["backend"] != "cpu"
+    assert ("were constants" in text) == (gpu and run.meta.get("data") is None)
 
 
 # --- MFU against the batch -------------------------------------------------------------------
@@ -262,15 +268,18 @@ def test_mfu(runs):
     ridge = run.meta["peak_flops"] / run.meta["peak_bandwidth"]
     assert ("memory-bound" in text) == (first["intensity"] < ridge)
     ratio = first["seconds"] / first["roofline_seconds"]
+    # One named peak: the FP32 general-math one every record divides by (review 01_02 item 9).
+    assert words.rate(run.meta["peak_flops"]) in text and "FP32 general-math" in text
+    assert "close to compute-bound" not in text and "other programs" not in text and "busy machine" not in text
     if ratio > prose.OVERHEAD:
-        assert "fixed cost of a call" in text
+        assert "fixed cost per call" in text
     elif ratio < 1:
         assert f"{words.percent(1 - ratio)} less than the roofline's least time" in text
         assert "faster than the roofline allows" in text and ("stayed warm" in text or "measurement" in text)
     elif ratio <= prose.NEAR:
         assert "close to what the" in text
     else:
-        assert "the rest is the fixed cost of calling the layer" in text and close_to(100 / ratio, text)
+        assert "the rest is neither" in text and close_to(100 / ratio, text)
     above = any(r["mfu"] > prose.ABOVE_ROOF for r in recs)
     assert ("measured above the line" in text) == above
     assert len(str(p).split("\n\n")) == 1 + max(len(refs), 1)
@@ -280,8 +289,8 @@ def test_mfu_wordings():
     gpu = mfu_run({1: 0.0003, 64: 0.02, 1024: 0.3, 4096: 0.7, 16384: 0.72}, device=H100,
                   seconds_over_roofline=20)
     t = str(prose.mfu(gpu))
-    assert "fixed cost of a call" in t and "memory-bound" in t and "From batch 4,096 on" in t
-    assert "close to compute-bound" in t and "No reference GPU run" in t
+    assert "fixed cost per call" in t and "memory-bound" in t and "From batch 4,096 on" in t
+    assert "72% of that FP32 spec-sheet peak" in t and "No reference GPU run" in t
     near = str(prose.mfu(mfu_run({1: 0.01, 64: 0.2, 1024: 0.6}, device=H100, seconds_over_roofline=1.5)))
     # Faster than the roofline's least time, even by 7%: a point above the roof, and why (4 MiB in 32 MiB of cache).
     warm = prose.mfu(mfu_run({1: 0.1, 64: 0.6, 1024: 0.9}, seconds_over_roofline=0.93))
@@ -360,6 +369,15 @@ def test_elementwise_gap(runs):
         assert close_to(chain["gflops"] / by["elementwise x * 2"]["gflops"], x2_text)
     if run.meta.get("spec_gap") and "matmul FP16 tensor cores" in by:
         assert close_to(run.meta["gap"], text) and close_to(run.meta["spec_gap"], text)
+    # Every share names its peak; a chain that ran no FMA instruction is never called one, and its
+    # ceiling (half the FP32 peak, which counts an FMA as two FLOPs) is given with its share of it.
+    assert "of its peak" not in text and "because" not in text
+    if chain:
+        assert ("no FMA instruction" in text) == (not chain.get("fma"))
+        if not chain.get("fma") and run.meta.get("spec_gap") and chain["gflops"] >= max(
+                r["gflops"] for k, r in by.items() if k.startswith("elementwise")):
+            assert words.rate(chain["peak_flops"] / 2) in text
+            assert close_to(100 * chain["gflops"] * 2e9 / chain["peak_flops"], text, 0.02)
     frac = by["elementwise x * 2"]["gbps"] * 1e9 / run.meta["device"]["peak_bandwidth"]
     expected = ("above bandwidth" if frac > prose.ABOVE_ROOF else "memory-bound" if frac >= 0.3 else "below both")
     assert p.facts["x2_outcome"] == expected
@@ -377,7 +395,12 @@ def test_elementwise_gap_wordings():
     smaller = gap_run({"elementwise x * 2": 300, "elementwise fused FMA chain": 60e3, "matmul FP32": 55e3,
                        "matmul FP16 tensor cores": 300e3}, device=H100, spec_gap=14.8)
     t = str(prose.elementwise_gap(smaller))
-    assert "Less of it shows" in t and "tensor-core matmul" in t
+    assert "Less of it shows" in t and "because" not in t   # shares of different peaks explain nothing
+    fma_chain = gap_run({"elementwise x * 2": 300, "elementwise fused FMA chain": 30e3, "matmul FP32": 55e3,
+                         "matmul FP16 tensor cores": 650e3}, device=H100, spec_gap=14.8)
+    fma_chain.records[1]["fma"] = True
+    t = str(prose.elementwise_gap(fma_chain))
+    assert "fused multiply-adds per element" in t and "half that peak" not in t and "no FMA" not in t
     larger = prose.elementwise_gap(gap_run({"elementwise x * 2": 300, "elementwise fused FMA chain": 30e3,
                                             "matmul FP32": 55e3, "matmul FP16 tensor cores": 650e3},
                                            device=H100, spec_gap=14.8))   # 650/30 = 21.7 > 14.8
@@ -411,3 +434,20 @@ def test_elementwise_gap_reference_on_a_cpu():
                    "matmul FP16 tensor cores": 650e3}, device=H100, spec_gap=14.8, reference=True)
     t = str(prose.elementwise_gap(live, [ref]))
     assert "On the reference NVIDIA H100 80GB HBM3" in t and "the tensor cores make the gap" in t
+
+
+@pytest.mark.parametrize("runs", sets_with("elementwise_vs_matmul"))
+def test_elementwise_gap_flags_constant_matmul_data(runs):
+    run = runs["elementwise_vs_matmul"]
+    text = str(prose.elementwise_gap(run, [])).split("\n\n")[0]
+    tc = any(r.get("tensor_cores") for r in run.records)
+    assert ("were constants" in text) == (tc and run.meta.get("data") is None and run.meta.get("spec_gap") is not None)
+
+
+def test_no_compute_sentence_blames_noise_or_other_programs_without_measuring_them():
+    """'Noise', 'a busy machine' and other programs are named only with the measurement that shows them."""
+    runs = [matmul_run({64: 50, 128: 150, 256: 60}), matmul_run({32: 1, 64: 5, 128: 0.2, 256: 1.2, 512: 4.5}),
+            matmul_run({32: 1, 64: 20, 128: 10, 256: 55, 512: 60}), matmul_run({32: 1, 64: 20, 128: 50, 256: 55})]
+    for run in runs:
+        t = str(prose.matmul_curve(run))
+        assert "noise" not in t and "busy" not in t and "other programs" not in t, t

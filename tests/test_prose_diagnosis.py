@@ -411,7 +411,7 @@ def bert_like(mm_time, norm_time, ew_time, device=GPU, floor=3e-6):
 def test_bert_shape_wordings():
     reproduced = str(prose.bert(bert_like(0.6, 0.25, 0.15)))
     assert "This run reproduces the published shape" in reproduced and "32 tokens" in reproduced
-    assert "the ridge of these matmuls here is 20 FLOP/byte, 6.9 times lower" in reproduced   # 60 TFLOP/s, 3 TB/s
+    assert "the ridge of its matmuls here is 20 FLOP/byte, 6.9 times lower" in reproduced   # 60 TFLOP/s, 3 TB/s
     weaker = str(prose.bert(bert_like(0.9, 0.05, 0.05)))
     assert "there, but weaker" in weaker and "10% of the time, against 39%" in weaker
     not_shape = str(prose.bert(bert_like(0.99, 0.005, 0.005)))
@@ -429,15 +429,15 @@ def share_facts(mm_time, ridge=5.0, mm_eff=0.7, small_eff=0.7, floor_share=0.0):
 
 
 @pytest.mark.parametrize("facts, outcome, said", [
-    (share_facts(0.8), "more: explained", "This device's lower ridge moved time towards the matmuls."),
-    (share_facts(0.8, mm_eff=0.3), "more: explained", "This device's lower ridge, and the matmuls running further "
+    (share_facts(0.8), "more: explained", "The lower ridge of these matmuls moved time towards the matmuls."),
+    (share_facts(0.8, mm_eff=0.3), "more: explained", "The lower ridge of these matmuls, and the matmuls running further "
                                                       "below their roof than the small operators, moved time towards"),
     (share_facts(0.8, small_eff=0.2, floor_share=0.3), "more: explained",
      "moved time towards the matmuls; the small operators running further below their roofs than the matmuls, "
      "and the replay floor (see above; 30% of the small operators' replayed time), moved some of it back."),
     (share_facts(0.8, ridge=139), "more: unexplained", "Neither the ridge nor the efficiencies"),
-    (share_facts(0.4, small_eff=0.2), "less: explained", "; this device's lower ridge moved some of it back."),
-    (share_facts(0.4, ridge=500), "less: explained", "This device's higher ridge moved time away from the matmuls."),
+    (share_facts(0.4, small_eff=0.2), "less: explained", "; the lower ridge of these matmuls moved some of it back."),
+    (share_facts(0.4, ridge=500), "less: explained", "The higher ridge of these matmuls moved time away from the matmuls."),
     (share_facts(0.4), "less: unexplained", "Nothing here moved time away from the matmuls"),
     (share_facts(0.6, small_eff=0.2), "close: cancel", "pull in opposite ways and roughly cancel"),
     (share_facts(0.6), "close: one way", "would move time towards the matmuls, yet their share is close"),
@@ -534,3 +534,76 @@ def test_precision_wordings():
     assert "expected no faster matmuls" in str(slow)
     fast = prose.precision(made_precision(1e-3, 0.9e-3, roof16=1e-3, device=cpu, native=True))
     assert "has bfloat16 dot-product instructions" in str(fast)
+
+
+# --- review 07_08 items 1, 2, 8, 9, 16: what the remedies' sentences may claim -----------------
+
+UNMEASURED = ("machine was busy", "machine was busier", "other programs", "cores are shared")
+
+
+@pytest.mark.parametrize("runs", sets_with("compile_block", "profile_eval"))
+def test_compile_names_no_unmeasured_cause(runs):
+    run, t = runs["compile_block"], as_frame(runs["profile_eval"])
+    text = first(prose.compile_outcome(run, t))
+    assert not any(u in text for u in UNMEASURED)
+    assert "tuned ones" not in text               # Inductor leaves GPU matmuls to the vendor library
+    bound = t[(t.category != "matmul") & (t.regime != "compute-bound")]
+    for regime, n in bound.regime.value_counts().items():   # the fusable rows' labels, as the table has them
+        assert f"{n} {regime}" in text
+    times = {r["variant"]: r for r in run.records}
+    if "torch.compile" in times:
+        noisy = any(r.get("iqr_seconds", 0) > prose.NOISY * r["seconds"] for r in times.values())
+        if noisy:                                  # noise is said only with the IQR that shows it
+            assert all(words.seconds(r["iqr_seconds"]) in text for r in times.values())
+
+
+@pytest.mark.parametrize("runs", sets_with("profile_batches"))
+def test_batches_name_no_unmeasured_cause(runs):
+    run = runs["profile_batches"]
+    text = first(prose.batch_remedy(run))
+    assert not any(u in text for u in UNMEASURED)
+    big = max(run.records, key=lambda r: r["batch"])
+    assert ("Every row stayed overhead-bound" in text) == (big["overhead_ops"] == big["ops"])
+
+
+@pytest.mark.parametrize("runs", sets_with("profile_precision"))
+def test_precision_says_what_the_rows_say(runs):
+    run = runs["profile_precision"]
+    text = first(prose.precision(run))
+    f32, low = run.records[0], run.records[-1]
+    assert "whole block ran" not in text and "helps every memory-bound" not in text
+    rows = f32["seconds"] / low["seconds"]
+    said = text.split("All its rows together")[1]
+    assert words.seconds(low["seconds"]) in said and words.seconds(f32["seconds"]) in said
+    assert ("as fast." in said) == (rows > 1 + words.SAME) and ("slower." in said) == (rows < 1 / (1 + words.SAME))
+
+
+@pytest.mark.parametrize("runs", sets_with("profile_bert"))
+def test_bert_ridge_is_the_dtypes(runs):              # review 07_08 item 4
+    t = as_frame(runs["profile_bert"])
+    b = diagnosis_models.bert_facts(t)
+    text = first(prose.bert(t))
+    assert "This device's lower ridge" not in text and "this device's lower ridge" not in text
+    assert f"in {b['mm_dtype']}" in text
+    tr = b["tensor_ridge"]
+    assert ("The ridge is the dtype's" in text) == (b["mm_dtype"] == "float32" and math.isfinite(tr)
+                                          and abs(tr / b["ridge"] - 1) > words.SAME)
+
+
+@pytest.mark.parametrize("runs", sets_with("profile_resnet18"))
+def test_resnet_says_what_was_measured(runs):             # review 07_08 item 18
+    t = as_frame(runs["profile_resnet18"])
+    text = first(prose.resnet(t))
+    assert "touch each element once" not in text
+    r = diagnosis_models.resnet_facts(t)
+    assert words.rate(r["conv_rate"]) in text and words.percent(r["conv_eff"]) in text
+    floor_said = "at least half of their time is the floor" in text
+    assert floor_said == (r["floor"] <= r["rest_per_call"] < 2 * r["floor"])
+
+
+@pytest.mark.parametrize("runs", sets_with("profile_block"))
+def test_rows_vs_model_names_autograd_only_with_a_backward(runs):   # review 07_08 item 19
+    t = as_frame(runs["profile_block"])
+    text = first(prose.rows_vs_model(t))
+    assert ("autograd" in text) == (bool(t.attrs.get("backward")) and "Python" in text)
+    assert "other programs" not in first(prose.regimes(t))

@@ -180,3 +180,44 @@ def test_live_run_text_matches_its_records():
             assert f"`{dtype}`" in p.text
     assert ("no spec sheet exists" in p.text) == (live.meta["device"]["backend"] == "cpu")
     assert "{" not in p.text and "None" not in p.text and "nan" not in p.text
+
+
+from record_sets import close_to, sets_with  # noqa: E402
+
+
+@pytest.mark.parametrize("runs", sets_with("dtype_roofline"))
+def test_pointwise_shares_of_the_memory_roof_on_record_sets(runs):
+    """Each type's bandwidth and share of the memory roof are printed, and the memory-bound premise is
+    said not to hold exactly when some type ran below ON_ROOF of it (review 01_02 item 7)."""
+    run = runs["dtype_roofline"]
+    text = str(prose.pointwise(run))
+    bw = run.meta["peak_bandwidth"]
+    ran = [r for r in run.records if r["op"] == "pointwise" and not r.get("skipped") and r.get("seconds")]
+    for r in ran:
+        assert close_to(100 * r["nbytes"] / r["seconds"] / bw, text, 0.02)
+    below = any(r["nbytes"] / r["seconds"] < prose.ON_ROOF * bw for r in ran)
+    assert ("the premise above did not hold" in text) == (below and len(ran) > 1)
+    assert "noisy" not in text
+
+
+@pytest.mark.parametrize("runs", sets_with("dtype_roofline"))
+def test_int8_slower_than_16_bit_floats_is_said(runs):
+    run = runs["dtype_roofline"]
+    by = {(r["op"], r["dtype"]): r for r in run.records if not r.get("skipped") and r.get("seconds")}
+    text = str(prose.matmul(run))
+    i8, halves = by.get(("matmul", "int8")), [by[k] for k in (("matmul", "bfloat16"), ("matmul", "float16")) if k in by]
+    slower = (run.meta["device"]["backend"] != "cpu" and i8 and halves
+              and i8["seconds"] > 1.1 * min(r["seconds"] for r in halves))
+    assert ("did not get that rate" in text) == bool(slower)
+
+
+def test_int8_slower_than_bfloat16_on_a_gpu():
+    gpu = run(matmul={"float32": 1.0, "bfloat16": 0.07, "int8": 0.4}, backend="cuda",
+              peaks={"float32": 67e12, "bfloat16": 989.5e12})
+    t = str(prose.matmul(gpu))
+    assert "`int8` ran 5.7 times slower than `bfloat16`" in t and "row-major" in t
+    gpu.meta["int8_b"] = "column-major"
+    assert "row-major" not in str(prose.matmul(gpu))
+    fast = run(matmul={"float32": 1.0, "bfloat16": 0.07, "int8": 0.035}, backend="cuda",
+               peaks={"float32": 67e12, "bfloat16": 989.5e12})
+    assert "did not get that rate" not in str(prose.matmul(fast))

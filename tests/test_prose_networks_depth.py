@@ -32,7 +32,8 @@ def _nets(ratios, device=CPU, warnings=()):
 def test_lower_bound_and_all_layers_closest():
     p = prose.network_predictions(_nets({"A": (4, 4, 3, 1.5), "B": (2, 2, 1.8, 1.2)}))
     assert p.facts["outcome"] == "lower bound" and p.facts["closest"] == "all_layers_seconds"
-    assert "lower bound" in p.text and "activations they move" in p.text
+    assert "lower bound" in p.text and "activations they move" not in p.text   # H200 review item 3
+    assert "overhead" not in p.facts   # ratios this close to the roof call for no word on fixed costs
     assert "It missed A most" in p.text and "No reference GPU run" in p.text
     assert "noisy" not in p.text
 
@@ -65,29 +66,56 @@ def test_out_of_line_network_on_cpu_and_gpu():
     assert prose.network_predictions(_nets({"A": (3, 3, 2, 1.5)})).facts["out_of_line"] == []
 
 
+def test_overhead_words_with_and_without_operator_counts():
+    """H200 review item 3: a median far above the roof says how to test the fixed cost per operator;
+    with operator counts and a call cost, the book's rule names the overhead-bound networks."""
+    far = _nets({"A": (50, 50, 40, 30), "B": (60, 60, 50, 40), "C": (3, 3, 2, 1.5)})
+    p = prose.network_predictions(far)
+    assert p.facts["overhead"] == "not measured" and "CUDA graphs" in p.text and "not as a test of" in p.text
+    counted = _nets({"A": (50, 50, 40, 30), "B": (60, 60, 50, 40), "C": (3, 3, 2, 1.5)})
+    for r, ops in zip(counted.records, (100, 200, 10)):
+        r["operators"] = ops
+    counted.meta["call_seconds"] = 1e-3     # A: 0.1 s fixed >= 1/30 s roof; C: 0.01 s < 1/1.5 s
+    q = prose.network_predictions(counted)
+    assert q.facts["overhead_bound"] == ["A", "B"] and "only C is not" in q.text
+    over = ip.overhead_bound(counted)
+    assert over["A"]["fixed_seconds"] == pytest.approx(0.1) and over["C"]["overhead_bound"] is False
+    assert "not measured" not in str(q.facts)
+    assert ip.overhead_bound(far) == {}
+
+
 def test_median_helper():
     assert npred.statistics_median([3, 1, 2]) == 2 and npred.statistics_median([4, 1, 2, 3]) == 2.5
 
 
 # --- bound_calls --------------------------------------------------------------------------------
 
-def _b(ai, di, share):
-    return {"ai_c": ai, "di": di, "share": share}
+def _b(ai, di, share, ai_roof=None, di_roof=None):
+    out = {"ai_c": ai, "di": di, "share": share}
+    if ai_roof is not None:
+        out.update(ai_c_roof_share=ai_roof, di_roof_share=di_roof)
+    return out
 
 
 def test_bound_calls_every_branch():
+    """H200 review item 4: a metric's call is borne out only near the roof it puts the network under."""
     agree = prose.bound_calls(None, {"A": _b("compute", "compute", 0.7), "B": _b("memory", "memory", 0.2)})
     assert agree.facts["outcome"] == "agree" and "B left of it" in agree.text
     right = prose.bound_calls(None, {"A": _b("compute", "compute", 0.7)})
     assert "compute-bound" in right.text and right.facts["both_memory"] == []
-    ai = prose.bound_calls(None, {"AlexNet": _b("memory", "compute", 0.2)})
-    assert ai.facts["outcome"] == "ai_c" and "far below the compute roof" in ai.text
-    di = prose.bound_calls(None, {"X": _b("memory", "compute", 0.8), "Y": _b("compute", "memory", 0.2)})
-    assert di.facts["outcome"] == "di" and "near the compute roof" in di.text and "as DI's call" in di.text
-    mixed = prose.bound_calls(None, {"X": _b("memory", "compute", 0.8), "Y": _b("compute", "memory", 0.9),
-                                     "Z": _b("memory", "memory", 0.1)})
-    assert mixed.facts["outcome"] == "mixed" and "as a compute-bound network would" in mixed.text
-    assert "Both metrics put Z" in mixed.text
+    neither = prose.bound_calls(None, {"AlexNet": _b("memory", "compute", 0.03, 0.08, 0.03),
+                                       "ResNet": _b("compute", "memory", 0.02, 0.02, 0.023)})
+    assert neither.facts["outcome"] == "neither" and "sides with neither" in neither.text
+    assert "as DI's call suggests" not in neither.text and "2.3% of the memory roof DI puts it under" in neither.text
+    ai = prose.bound_calls(None, {"AlexNet": _b("memory", "compute", 0.2, 0.9, 0.2)})
+    assert ai.facts["outcome"] == "ai_c" and "sides with $AI_c$" in ai.text
+    di = prose.bound_calls(None, {"X": _b("memory", "compute", 0.8, 0.8, 0.8), "Y": _b("compute", "memory", 0.2,
+                                                                                      0.2, 0.7)})
+    assert di.facts["X"] == "both" and di.facts["Y"] == "DI" and di.facts["outcome"] == "mixed"
+    only_di = prose.bound_calls(None, {"Y": _b("compute", "memory", 0.2, 0.2, 0.7)})
+    assert only_di.facts["outcome"] == "di" and "sides with DI" in only_di.text
+    old = prose.bound_calls(None, {"Y": _b("compute", "memory", 0.2), "Z": _b("memory", "memory", 0.1)})
+    assert old.facts["outcome"] == "neither" and "Both metrics put Z" in old.text   # records without roof shares
 
 
 # --- throughput_correlation ------------------------------------------------------------------------
@@ -100,7 +128,14 @@ def _sweep(best_alpha):
 def test_throughput_correlation_every_branch():
     base = {"n": 8, "ai_c_interval": (0.1, 0.9)}
     di = prose.throughput_correlation({**base, "ai_c": 0.3, "di": 0.8, "di_interval": (0.2, 0.95)}, _sweep(0.8))
-    assert di.facts["outcome"] == "di" and "as the paper found" in di.text and "0.83" in di.text
+    assert di.facts["outcome"] == "di" and "as it was for energy in the paper" in di.text and "0.83" in di.text
+    assert "tracks time better" not in di.text and di.facts["per_operator"] is None   # H200 review item 3
+    ops = prose.throughput_correlation({**base, "ai_c": 0.3, "di": 0.8, "di_interval": (0.2, 0.95),
+                                        "per_operator": 0.98}, _sweep(0.8))
+    assert "r = 0.98, higher than either metric" in ops.text
+    low = prose.throughput_correlation({**base, "ai_c": 0.3, "di": 0.8, "di_interval": (0.2, 0.95),
+                                        "per_operator": 0.5}, _sweep(0.8))
+    assert "r = 0.5." in low.text and "higher than either" not in low.text
     assert "includes zero" not in di.text and di.facts["best_alpha"] == pytest.approx(0.8)
     assert "activation reuse carries more" in di.text
     ai = prose.throughput_correlation({**base, "ai_c": 0.9, "di": 0.5, "di_interval": (-0.3, 0.9)}, _sweep(0.2))
@@ -148,14 +183,19 @@ def test_layer_kinds_every_branch():
     p = prose.layer_kinds(_kinds([("M", "pointwise", 80, 4, 1), ("M", "depthwise", 10, 3, 0.3),
                                   ("M", "no MACs", 5, 3, 1)]))
     assert p.facts["M worst"] == "depthwise" and "lowest activation reuse" in p.text
-    assert "only the activation count" in p.text and p.facts["M no-MAC share"] == pytest.approx(0.3)
+    assert p.facts["M no-MAC share"] == pytest.approx(0.3)
+    # H200 review item 3: never credited to the activation count, whatever the share
+    assert "only the activation count" not in p.text and "paper's case" not in p.text
     q = prose.layer_kinds(_kinds([("R", "standard", 90, 9, 1), ("R", "fc", 9, 1, 0.5), ("R", "no MACs", 50, 0.5, 1)]))
     assert q.facts["R worst"] == "standard" and "lowest activation reuse" not in q.text
     assert "only the activation count" not in q.text and "against" in q.text
     assert "out of line" not in str(p.facts) and "wait for a core" not in p.text
     odd = prose.layer_kinds(_kinds([("M", "pointwise", 80, 4, 1), ("M", "depthwise", 10, 300, 0.3),
                                     ("M", "no MACs", 5, 3, 1)]))
-    assert odd.facts["M out of line"] == "depthwise" and "wait for a core" in odd.text
+    assert odd.facts["M out of line"] == "depthwise" and "profiling again" in odd.text
+    gap = prose.layer_kinds(_kinds([("M", "pointwise", 80, 4, 1), ("M", "no MACs", 5, 30, 1)]))
+    assert gap.facts["M no-MAC gap"] == pytest.approx(30) and "do not explain that time" in gap.text
+    assert "no-MAC gap" not in str(p.facts) and "do not explain" not in p.text
     one = prose.layer_kinds(_kinds([("S", "standard", 1, 1, 0.5)]))
     assert "no MACs" not in one.text and "against" not in one.text
 
@@ -203,6 +243,7 @@ def test_added_networks_every_branch():
     assert p.facts["within"] == ["ResNet-101", "DenseNet-121"] and p.facts["outside"] == ["ResNext50-32x4d"]
     assert "every column but $d_f$" in p.text and "implies 91%" in p.text and "in the weights" in p.text
     assert "does not." in p.text
+    assert "(3% to 15%, set per network)" in p.text   # H200 review item 22: the tolerance is stated
     q = prose.added_networks(_added([("DenseNet-121", 8.0, 10, "weight_reuse", 7.3e6, 8e6, 3.2e9, 2.8e9)]))
     assert "in the weights" not in q.text and "do not" not in q.text
 

@@ -185,14 +185,14 @@ def test_shipped_traces_read_true(runs):
 
 
 def test_a_recorded_trace_comes_back_as_a_reference(tmp_path, monkeypatch):
-    """What ``beside`` saves under BRRR_RECORD (as the reference script does) loads back as a
+    """What ``reference.save`` writes under BRRR_RECORD (as the reference script does) loads back as a
     plain Result that the prose and the figure take as a reference run."""
     import brrr
     from brrr.plot import trace_timeline
     block = brrr.transformer.small_block(hidden=32, heads=2, ffn=64).eval()
     live = brrr.profiler.trace(block, brrr.transformer.encoder_input(block, batch=1, seq=4), steps=1)
     monkeypatch.setenv(reference.RECORD_ENV, str(tmp_path / "some-device"))
-    assert reference.beside(live) == []                       # none ships yet
+    reference.save(live, "profiler_trace")                    # what the reference script does with a measurement
     (saved,) = reference.load("profiler_trace", backend=None, folder=tmp_path)
     assert saved.is_reference and summary(saved) == summary(live)
     p = prose.timeline(live, [saved])

@@ -39,19 +39,29 @@ def test_load_keeps_one_backend_and_refuses_bad_names():
         reference.load("measure_roofline", backend="tpu")
 
 
-def test_beside_records_only_when_asked(tmp_path, monkeypatch):
+def test_measure_records_only_when_asked(tmp_path, monkeypatch):
     run = Result("demo_sweep", [{"x": 1, "seconds": 0.5}], {"device": {"name": "Test", "backend": "cpu"},
                                                              "date": "2026-01-01", "versions": {}})
     monkeypatch.delenv(reference.RECORD_ENV, raising=False)
+    assert reference.measure("demo_sweep", lambda: run) is run
     assert reference.beside(run) == []
     assert not list(tmp_path.iterdir())
     monkeypatch.setenv(reference.RECORD_ENV, str(tmp_path / "test-device"))
     monkeypatch.setenv(reference.COMMAND_ENV, "python scripts/make_reference.py --chapters 02")
-    reference.beside(run, "renamed")
+    assert reference.measure("renamed", lambda: run) is run
     saved = json.loads((tmp_path / "test-device" / "renamed.json").read_text())
     assert saved["name"] == "renamed" and saved["records"] == run.records
     assert saved["meta"]["reference"] is True and saved["meta"]["command"].endswith("--chapters 02")
     assert "reference" not in run.meta     # the live result is left as it was
+
+
+def test_measure_passes_arguments_and_refuses_bad_names():
+    assert reference.measure("sum", lambda a, b=0: a + b, 2, b=3) == 5
+    for bad in ("", "a/b", None):
+        with pytest.raises(ValueError, match="name"):
+            reference.measure(bad, lambda: 1)
+    with pytest.raises(TypeError, match="callable"):
+        reference.measure("x", 3)
 
 
 def test_a_profiler_table_round_trips_with_its_attrs(tmp_path, monkeypatch):
@@ -60,9 +70,28 @@ def test_a_profiler_table_round_trips_with_its_attrs(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="name is needed"):
         reference.beside(table)
     monkeypatch.setenv(reference.RECORD_ENV, str(tmp_path / "dev"))
-    reference.beside(table, "profile_demo")
-    back = reference.as_frame(Result.load(str(tmp_path / "dev" / "profile_demo.json")))
+    reference.measure("profile_demo", lambda: table)
+    back = reference.as_data(Result.load(str(tmp_path / "dev" / "profile_demo.json")))
     assert list(back.op) == ["aten.mm", "aten.add"] and back.attrs["model_seconds"] == 0.002
+
+
+def test_timings_and_plain_values_round_trip(tmp_path, monkeypatch):
+    from brrr.timing import Timing
+    one = Timing(samples=[1e-3, 2e-3, 3e-3], floor=1e-6, backend="cpu", mode="flush", nbytes=8.0, label="copy",
+                 warnings=["noisy"])
+    two = Timing(samples=[5e-3], floor=1e-6, backend="cpu", mode="hot")
+    monkeypatch.setenv(reference.RECORD_ENV, str(tmp_path / "dev"))
+    for name, data in (("one", one), ("two", [one, two]), ("value", {"kernels": ["k"], "error": None}),
+                       ("seconds", 0.25)):
+        reference.measure(name, lambda data=data: data)
+    load = lambda name: reference.as_data(Result.load(str(tmp_path / "dev" / f"{name}.json")))  # noqa: E731
+    back = load("one")
+    assert isinstance(back, Timing) and back.median == one.median and back.gbps() == one.gbps()
+    assert back.label == "copy" and back.warnings == ["noisy"]
+    assert [t.median for t in load("two")] == [one.median, two.median]
+    assert load("value") == {"kernels": ["k"], "error": None} and load("seconds") == 0.25
+    with pytest.raises(TypeError, match="plain data"):
+        reference.as_result(object(), "bad")
 
 
 def test_appendix_tables_cover_every_device():

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .. import config, tf32
+from .. import config
 from ..results import Result, provenance
 
 
@@ -85,12 +85,47 @@ def _regimes(table) -> dict:
     return {str(k): float(v) for k, v in shares.items()}
 
 
-def _peak(dev, dtype: str) -> float:
-    """The device's peak FLOP/s for the step's dtype: tensor cores for 16-bit dtypes, and for
-    float32 only where PyTorch lets its matmuls use TF32."""
-    import torch
-    uses_tf32 = dev.on_gpu and tf32.enabled(torch, "matmul")
-    return dev.peak_flops(dtype, tensor_cores=bool(dtype != "float32" or uses_tf32))
+def table_peak(dev, low: str) -> dict:
+    """The one peak every step's MFU is taken against, so that the steps' MFU compare:
+    {'flops': FLOP/s, 'name': what it is, 'dtypes': the step dtypes it bounds}.
+
+    Where the device has tensor cores for ``low`` (the autocast dtype), their peak, which bounds
+    float32 (and TF32) arithmetic too. Elsewhere (a CPU, a GPU without them) the float32 peak (on a
+    CPU, a float32 matmul measured by :mod:`brrr.cpu_peaks`), which does not bound a 16-bit step:
+    those steps get no MFU rather than one above 100%."""
+    if dev.spec is not None and dev.has_tensor_cores(low):
+        return {"flops": dev.peak_flops(low, tensor_cores=True), "name": f"the {low} tensor-core peak",
+                "dtypes": ["float32", low]}
+    name = "the float32 matmul rate measured on this CPU" if dev.spec is None else "the float32 peak"
+    return {"flops": dev.peak_flops("float32"), "name": name, "dtypes": ["float32"]}
+
+
+def mfu_peak(result) -> dict:
+    """The peak of :func:`table_peak` a result's MFU is taken against. Records made before it
+    (one peak per step's dtype) give the highest of their peaks, and the dtypes it bounds: those
+    whose own peak is lower, and its own dtype where only one dtype had it."""
+    if result.meta.get("mfu_peak"):
+        return result.meta["mfu_peak"]
+    ran = [r for r in measured(result) if r.get("peak_flops")]
+    if not ran:
+        return {"flops": None, "name": "no peak", "dtypes": []}
+    top = max(r["peak_flops"] for r in ran)
+    at_top = sorted({r["dtype"] for r in ran if r["peak_flops"] == top})
+    one = at_top if len(at_top) == 1 else [d for d in at_top if d == "float32"]
+    return {"flops": top, "name": f"the {one[0] if one else 'float32'} peak",
+            "dtypes": sorted({r["dtype"] for r in ran if r["peak_flops"] < top} | set(one))}
+
+
+def mfu(result, record) -> Optional[float]:
+    """``record``'s achieved FLOP/s over the run's one peak (:func:`mfu_peak`), or None where that
+    peak does not bound the step's dtype (or the step did not run)."""
+    peak = mfu_peak(result)
+    if record.get("skipped") or record.get("dtype") not in peak["dtypes"] or not peak["flops"]:
+        return None
+    rate = record.get("flops_per_second")
+    if rate is None:                                    # hand-made records: their own mfu is on this peak
+        return record.get("mfu")
+    return rate / peak["flops"]
 
 
 START = {"batch": "small", "autocast": False, "compile": None, "sdpa": False}
@@ -130,7 +165,8 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
     (None, 'default', 'reduce-overhead'), seconds (median wall-clock seconds per forward
     pass), min_seconds, iqr_seconds, floor_seconds, calls_per_sample, flops (per forward pass,
     :func:`brrr.gpt.forward_flops`), tokens_per_second, seconds_per_token, flops_per_second
-    (achieved), peak_flops (the device's, for the dtype), mfu (flops_per_second / peak_flops),
+    (achieved), peak_flops (the run's one peak, :func:`table_peak`, also in ``meta['mfu_peak']``),
+    mfu (flops_per_second / peak_flops; None for a dtype that peak does not bound),
     counted_flops (all operators of the profile, :mod:`brrr.profiler.counting`), regime (the
     one that takes most of the profile's time), regime_shares ({regime: share of time}),
     compile_seconds (first call of a compiled step), backend, builds_on (the step whose
@@ -158,7 +194,8 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
         f"brrr.experiments.capstone.run_steps(quick={quick})", model=s["name"], n_params=cfg.n_params(),
         config={k: getattr(cfg, k) for k in ("n_layer", "n_head", "d_model", "vocab", "context")},
         small=list(s["small"]), large=list(s["large"]), autocast_dtype=low, grad="torch.no_grad()",
-        native_bf16=_native_bf16() if backend == "cpu" else None, quick=quick))
+        native_bf16=_native_bf16() if backend == "cpu" else None, quick=quick,
+        mfu_peak=table_peak(dev, low)))
     tables: dict = {}       # (batch, seq, dtype, sdpa) -> profile table, or why there is none
     current, kept = START, None     # the configuration kept so far, and its record
     for step in steps:
@@ -218,12 +255,12 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
         if profiles is not None and table is not None:
             profiles[step.key] = table
         shares = _regimes(table) if table is not None else {}
-        peak = _peak(dev, dtype)
+        peak = result.meta["mfu_peak"]
         record.update({**timing, "flops": flops,
                        "tokens_per_second": batch * seq / timing["seconds"],
                        "seconds_per_token": timing["seconds"] / (batch * seq),
-                       "flops_per_second": flops / timing["seconds"], "peak_flops": peak,
-                       "mfu": flops / timing["seconds"] / peak,
+                       "flops_per_second": flops / timing["seconds"], "peak_flops": peak["flops"],
+                       "mfu": flops / timing["seconds"] / peak["flops"] if dtype in peak["dtypes"] else None,
                        "counted_flops": float(table.flops.sum()) if table is not None else None,
                        "regime": max(shares, key=shares.get) if shares else None, "regime_shares": shares,
                        "compile_seconds": compile_seconds})
@@ -245,7 +282,8 @@ def measured(result) -> list:
 
 def overall(result) -> dict:
     """The first measured step against the configuration kept at the end (the fastest, by
-    construction): speed-up in time per token (first / final), their MFU, and the labels of the
+    construction): speed-up in time per token (first / final), their MFU (:func:`mfu`, None where
+    the run's one peak does not bound the dtype), and the labels of the
     changes kept and of those undone."""
     runs = measured(result)
     if not runs:
@@ -253,18 +291,53 @@ def overall(result) -> dict:
     kept = [r for r in runs if r.get("kept", True)] or runs[:1]
     first, final = runs[0], kept[-1]
     return {"first": first["step"], "last": final["step"], "speedup": first["seconds_per_token"] / final["seconds_per_token"],
-            "first_mfu": first["mfu"], "last_mfu": final["mfu"],
+            "first_mfu": mfu(result, first), "last_mfu": mfu(result, final),
             "kept": [r["label"] for r in kept[1:]], "undone": [r["label"] for r in runs if not r.get("kept", True)]}
+
+
+TIE = 0.05     # two regimes' shares of a profile's time within 5 points: neither dominates
+
+
+COMPILED_ONLY = tuple(s.key for s in STEPS if s.change and set(dict(s.change)) == {"compile"})
+"""Steps that change only compiling: their profile is the eager operators' of the step before
+(:func:`brrr.profile` replays eager operators), so it cannot show what compiling changed."""
+
+
+def profiled(record) -> bool:
+    """Whether ``record`` has a profile of its own configuration (ran, was profiled, and is not a
+    step of :data:`COMPILED_ONLY`)."""
+    return (not record.get("skipped") and record.get("step") not in COMPILED_ONLY
+            and bool(record.get("regime_shares")) and record.get("regime") is not None)
+
+
+def dominant(record) -> Optional[str]:
+    """The regime holding the largest share of ``record``'s profiled time, or None where it has no
+    profile of its own (:func:`profiled`) or the next share is within :data:`TIE` of it."""
+    if not profiled(record):
+        return None
+    shares = sorted(record["regime_shares"].values(), reverse=True)
+    if len(shares) > 1 and shares[0] - shares[1] < TIE:
+        return None
+    return max(record["regime_shares"], key=record["regime_shares"].get)
+
+
+REGIME_COLUMNS = ("compute-bound", "memory-bound", "overhead-bound")
 
 
 def steps_table(result, references=()):
     """The steps for the page: what ran, tokens per call, time per forward pass, time per token,
-    tokens per second, MFU and the dominant regime; each reference's time per token beside."""
+    tokens per second, achieved FLOP/s, MFU against the run's one peak (named in the header) and
+    each regime's share of the profiled time ('–' for a step without a profile of its own: the
+    compiled steps); each reference's time per token beside."""
     import pandas as pd
     from ..book import table as styled
+    from ..units import format_rate
+    peak = mfu_peak(result)
+    mfu_header = f"MFU (of {peak['name']}, {format_rate(peak['flops'])})" if peak["flops"] else "MFU"
     rows = []
     for r in result.records:
         skipped = r.get("skipped")
+        own = profiled(r)
         rows.append({"step": r["label"],
                      "change": "skipped" if skipped else "kept" if r.get("kept", True) else "undone",
                      "dtype": r.get("dtype") or "–",
@@ -272,12 +345,16 @@ def steps_table(result, references=()):
                      "time per forward": None if skipped else r["seconds"],
                      "time per token": None if skipped else r["seconds_per_token"],
                      "tokens/s": None if skipped else r["tokens_per_second"],
-                     "MFU": None if skipped else r["mfu"],
-                     "bound by (most time)": "skipped" if skipped else
-                     str(r["regime"]).replace("-bound", "") if r.get("regime") else "not profiled"})
+                     "achieved": "–" if skipped or not r.get("flops_per_second") else
+                     format_rate(r["flops_per_second"]),
+                     mfu_header: mfu(result, r),
+                     "profile": "skipped" if skipped else "own" if own else
+                     "not profiled (compiled)" if r["step"] in COMPILED_ONLY else "not profiled",
+                     **{f"time {k}": (r["regime_shares"].get(k, 0.0) if own else None) for k in REGIME_COLUMNS}})
     out = pd.DataFrame(rows)
     formats = {"tokens per call": "int", "time per forward": "time", "time per token": "time",
-               "tokens/s": "int", "MFU": "percent"}
+               "tokens/s": "int", mfu_header: "percent",
+               **{f"time {k}": "percent" for k in REGIME_COLUMNS}}
     for run in references or ():
         from ..profiler.reports import short_device_name
         got = {r["step"]: (None if r.get("skipped") else r["seconds_per_token"]) for r in run.records}

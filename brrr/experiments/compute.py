@@ -8,8 +8,10 @@ same gap live, on four operations:
 
 * ``x * 2``: one elementwise multiply per element, memory-bound;
 * a fused chain of ``repeat`` multiply-adds per element (``brrr.kernels.chain``
-  with ``op='fma'``): elementwise, but with enough arithmetic per byte to be
-  compute-bound, so it shows the best FLOP/s of non-matmul math;
+  with ``op='ffma'``): elementwise, but with enough arithmetic per byte to be
+  compute-bound. On a GPU each link is one fused multiply-add instruction, as the
+  FP32 peak counts them; on the CPU (Numba) a multiply, then an add. The record's
+  ``fma`` says which;
 * an FP32 matmul on general math;
 * on a GPU with tensor cores, the same matmul in FP16 on tensor cores.
 
@@ -24,7 +26,7 @@ from ..results import Result, provenance
 from ..timing import bench
 from . import _arrays
 from ..kernel_source import traffic
-from .matmul import matmul_library, _matmul_fn, _tf32
+from .matmul import DATA, matmul_library, _matmul_fn, _tf32, random_normal
 
 KINDS = ("elementwise x * 2", "elementwise fused FMA chain", "matmul FP32", "matmul FP16 tensor cores")
 
@@ -54,6 +56,7 @@ def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: 
     matmul_n : side of the square matmuls (default 8192 GPU, 1024 CPU; quick: 4096 / 512).
     repeat : multiply-adds per element in the fused chain (default 1024 GPU, 512 CPU;
         quick: 512 / 128); large enough to make the chain compute-bound.
+        The matmuls multiply random normal matrices (``meta['data']``).
     tensor_cores : also time an FP16 matmul on tensor cores where the GPU has them.
 
     Records: kind (one of :data:`KINDS`), library, dtype, tensor_cores, flops,
@@ -73,7 +76,7 @@ def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: 
     result = Result("elementwise_vs_matmul", meta=provenance(
         f"brrr.experiments.elementwise_vs_matmul(n_elements={n_elements}, matmul_n={matmul_n}, "
         f"repeat={repeat})", notes=[], quick=config.quick_mode(), n_elements=n_elements,
-        matmul_n=matmul_n, repeat=repeat))
+        matmul_n=matmul_n, repeat=repeat, data=DATA))
     notes = result.meta["notes"]
 
     def record(kind, lib, dtype, tc, t, flops, nbytes, peak):
@@ -93,10 +96,11 @@ def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: 
         t = bench(lambda: kernels.chain(x, 1, op="mul", fused=True, out=out, c=2.0), min_samples=3,
                   nbytes=nbytes, flops=flops)
         record(KINDS[0], "brrr.kernels", "float32", False, t, flops, nbytes, general)
-        nbytes, flops = traffic("chain", n_elements, repeat, op="fma", dtype="float32")
-        t = bench(lambda: kernels.chain(x, repeat, op="fma", fused=True, out=out), min_samples=3,
+        nbytes, flops = traffic("chain", n_elements, repeat, op="ffma", dtype="float32")
+        t = bench(lambda: kernels.chain(x, repeat, op="ffma", fused=True, out=out), min_samples=3,
                   nbytes=nbytes, flops=flops)
         record(KINDS[1], "brrr.kernels", "float32", False, t, flops, nbytes, general)
+        result.records[-1]["fma"] = lib == "cupy"   # one FFMA per link on a GPU; Numba: multiply, then add
     else:
         scale = _arrays.scaler(lib)
         nbytes, flops = traffic("scale", n_elements, dtype="float32")
@@ -113,8 +117,8 @@ def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: 
         notes.append(f"no tensor cores on {dev.name}: only general-math matmuls were timed")
     for dtype, tc in plans:
         mlib = matmul_library(dev, dtype)
-        a = dev.full((matmul_n, matmul_n), 1.0, dtype, mlib)
-        b = dev.full((matmul_n, matmul_n), 1.0, dtype, mlib)
+        a = random_normal(dev, (matmul_n, matmul_n), dtype, mlib, seed=1)
+        b = random_normal(dev, (matmul_n, matmul_n), dtype, mlib, seed=2)
         c = dev.full((matmul_n, matmul_n), 0.0, dtype, mlib)
         flops = matmul_flops(matmul_n, matmul_n, matmul_n)
         nbytes = 3 * matmul_n ** 2 * _arrays.itemsize(dtype)
@@ -157,7 +161,7 @@ def matmul_tensor_cores(sizes=None, dtypes=("float32", "float16", "bfloat16"),
     result = Result("matmul_tensor_cores", meta=provenance(
         f"brrr.experiments.matmul_tensor_cores(dtypes={tuple(dtypes)!r})", quick=config.quick_mode(),
         dtypes=[run.meta["dtype"] for run in runs],
-        peaks={run.meta["dtype"]: run.meta["peak_flops"] for run in runs},
+        peaks={run.meta["dtype"]: run.meta["peak_flops"] for run in runs}, data=DATA,
         notes=[note for run in runs for note in run.meta["notes"]]
         + [f"{d} skipped: only PyTorch multiplies it here, and this GPU's PyTorch has no CUDA" for d in skipped]))
     for run in runs:
@@ -223,7 +227,23 @@ def gap_table(result):
     """The records of :func:`elementwise_vs_matmul` as a table for the page: what ran, with
     units in the headers (time per call in seconds, GFLOP/s, GB/s, share of the peak for
     that kind of math)."""
+    import math
     frame = result.to_frame()
-    frame = frame[["kind", "library", "dtype", "seconds", "gflops", "gbps", "intensity", "fraction_of_peak"]]
-    return frame.rename(columns={"seconds": "time per call", "gflops": "GFLOP/s", "gbps": "GB/s",
-                                 "intensity": "FLOP/byte", "fraction_of_peak": "share of its peak"})
+    # The chain's row says what its links ran as: records before the chain asked for FMA (and any CPU
+    # run) did a multiply, then an add.
+    fma = frame["fma"] if "fma" in frame else [False] * len(frame)
+    frame["kind"] = [KINDS[1] if k == KINDS[1] and f is True else
+                     "elementwise multiply-then-add chain (no FMA)" if k == KINDS[1] else k
+                     for k, f in zip(frame["kind"], fma)]
+    frame = frame[["kind", "library", "dtype", "seconds", "gflops", "gbps", "intensity", "fraction_of_peak"]].copy()
+    # Rates in T units where any reaches a thousand G; every rate and intensity to three significant
+    # digits, so the page prints 28.4 or 1,370, never 2.84e+04.
+    names = {"seconds": "time per call", "intensity": "FLOP/byte", "fraction_of_peak": "share of its peak"}
+    for col, unit in (("gflops", "FLOP/s"), ("gbps", "B/s")):
+        big = frame[col].max() >= 1e3
+        frame[col] = frame[col] / 1e3 if big else frame[col]
+        names[col] = ("T" if big else "G") + unit
+    three = lambda v: float(f"{v:.3g}") if isinstance(v, float) and math.isfinite(v) else v  # noqa: E731
+    for col in ("gflops", "gbps", "intensity"):
+        frame[col] = frame[col].map(three)
+    return frame.rename(columns=names)

@@ -23,11 +23,13 @@ from ..results import Result, provenance
 def sizes(quick: Optional[bool] = None) -> dict:
     """The chapter's sizes: the small block's ``batch`` and ``seq`` (tokens = batch x seq),
     ResNet-18's input side ``image`` (pixels), and the batch remedy's ``batches`` of
-    sequences of ``batch_seq`` tokens. Smaller in quick mode."""
+    sequences of ``batch_seq`` tokens (the larger batch big enough that a GPU's matmul rows outgrow
+    the fixed cost of a call, so the remedy can move rows out of the overhead regime). Smaller in
+    quick mode."""
     quick = config.quick_mode() if quick is None else quick
     if quick:
         return {"batch": 2, "seq": 64, "image": 64, "batches": (1, 8), "batch_seq": 16}
-    return {"batch": 8, "seq": 128, "image": 224, "batches": (1, 32), "batch_seq": 16}
+    return {"batch": 8, "seq": 128, "image": 224, "batches": (1, 256), "batch_seq": 16}
 
 
 def compile_remedy(model, *inputs, budget: float = 0.5) -> Result:
@@ -69,7 +71,7 @@ def batch_remedy(layer, batches: Sequence[int] = None, seq: int = None, device=N
 
     Records, one per batch: batch, tokens, ops (rows of the profile), overhead_ops
     (rows whose regime is overhead-bound), overhead_time_share (their share of the
-    summed replayed time), model_seconds (one whole run), seconds_per_token,
+    summed replayed time), model_seconds (one whole run; model_iqr_seconds, its IQR), seconds_per_token,
     overhead_seconds (the fixed cost per call the regimes used), matmul_intensity (FLOPs
     per byte of the matmul rows together: their weights are read once per call, whatever
     the batch).
@@ -95,6 +97,7 @@ def batch_remedy(layer, batches: Sequence[int] = None, seq: int = None, device=N
             "batch": batch, "tokens": batch * seq, "ops": int(len(table)), "overhead_ops": int(over.sum()),
             "overhead_time_share": float(table.seconds[over].sum() / total) if total > 0 else float("nan"),
             "model_seconds": table.attrs["model_seconds"],
+            "model_iqr_seconds": table.attrs.get("model_iqr_seconds"),
             "seconds_per_token": table.attrs["model_seconds"] / (batch * seq),
             "overhead_seconds": table.attrs["overhead_seconds"],
             "matmul_intensity": float(mm.flops.sum() / mm["nbytes"].sum()) if len(mm) else float("nan")})
@@ -122,7 +125,7 @@ def precision_remedy(layer, x, base=None, dtype: Optional[str] = None) -> Result
 
     Records, one per dtype: dtype, matmul_seconds (summed replayed time of the matmul
     rows), matmul_roofline_seconds, seconds (all rows), nbytes (all rows), flops,
-    model_seconds (one whole run). Meta: backend, native_bf16 (a CPU's bfloat16
+    model_seconds (one whole run; model_iqr_seconds, its IQR). Meta: backend, native_bf16 (a CPU's bfloat16
     instructions, where PyTorch can tell).
     """
     import torch
@@ -145,7 +148,8 @@ def precision_remedy(layer, x, base=None, dtype: Optional[str] = None) -> Result
             "dtype": name, "matmul_seconds": float(mm.seconds.sum()),
             "matmul_roofline_seconds": float(mm.roofline_seconds.sum()),
             "seconds": float(table.seconds.sum()), "nbytes": float(table["nbytes"].sum()),
-            "flops": float(table.flops.sum()), "model_seconds": table.attrs["model_seconds"]})
+            "flops": float(table.flops.sum()), "model_seconds": table.attrs["model_seconds"],
+            "model_iqr_seconds": table.attrs.get("model_iqr_seconds")})
     return result
 
 

@@ -9,7 +9,8 @@ PyTorch, on the live device) so the chapter can show what actually happened:
   (``2 n^3`` FLOPs on ``2 n^2`` input elements and ``n^2`` outputs). ``int8`` multiplies
   with ``torch._int_mm``, which accumulates and writes in int32: its output counts 4 bytes
   per element, honestly;
-* the pointwise op, ``y = 1 + 2 x`` in one pass (``torch.add(one, x, alpha=2, out=y)``:
+* the pointwise op, ``y = 1 + 2 x`` in one pass (``torch.add(one, x, alpha=2, out=y)``, ``one``
+  a CPU scalar:
   2 operations per element, one read and one write), is larger than the last-level cache.
 
 Every output is preallocated (a fresh large CPU allocation would time page faults), and
@@ -28,7 +29,7 @@ from ..hardware import last_level_cache_bytes
 from ..timing import bench
 from . import _arrays
 from .common import free_memory, run_sweep
-from .matmul import _tf32
+from .matmul import DATA, _tf32
 
 DTYPES = ("float32", "bfloat16", "float16", "int8")
 ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "int8": 1}
@@ -80,11 +81,12 @@ def sizes(dev=None, quick: Optional[bool] = None) -> dict:
     return {"n": n, "elements": max(2 ** 24, 2 ** math.ceil(math.log2(max(2 * cache, 1))))}
 
 
-def roof_for(dev, dtype: str) -> tuple:
-    """(peak FLOP/s or None, where it comes from) for ``dtype``'s roof on ``dev``.
+def roof_for(dev, dtype: str, op: str = "matmul") -> tuple:
+    """(peak FLOP/s or None, where it comes from) for ``dtype``'s roof on ``dev`` for ``op``.
 
-    GPU: the spec sheet, float32 on general math (TF32 stays off), float16/bfloat16 on
-    tensor cores where the GPU has them; brrr.specs lists no int8 rate, so None. CPU:
+    GPU: the spec sheet, float32 on general math (TF32 stays off), float16/bfloat16
+    matmuls on tensor cores where the GPU has them (a pointwise op cannot use tensor
+    cores: general math in every type); brrr.specs lists no int8 rate, so None. CPU:
     float32 is this machine's measured matmul rate; for the other types no spec sheet
     exists, and a measured "peak" would be the very matmul being judged, so None.
     """
@@ -93,7 +95,7 @@ def roof_for(dev, dtype: str) -> tuple:
         return None, ("no int8 roof: brrr.specs holds no int8 figures" if dev.on_gpu else
                       "no int8 roof: no spec sheet exists for this CPU's int8 rate")
     if dev.on_gpu:
-        tc = dtype != "float32" and dev.has_tensor_cores(dtype)
+        tc = op == "matmul" and dtype != "float32" and dev.has_tensor_cores(dtype)
         kind = f"{TENSOR_NAME[dtype]} tensor cores" if tc else "general math"
         return dev.peak_flops(dtype, tc), f"{dev.source} ({kind})"
     if dtype == "float32":
@@ -120,13 +122,21 @@ def native_low_precision() -> dict:
 
 def _matmul_call(torch, dtype, where, n):
     """(fn, args) for the matmul in ``dtype``: ``torch.matmul(a, b, out=c)``, or
-    ``torch._int_mm(a, b, out=c)`` into int32 for int8."""
+    ``torch._int_mm(a, b, out=c)`` into int32 for int8, whose ``b`` is stored column-major
+    (the transpose of a contiguous tensor), the layout int8 tensor-core GEMMs take directly.
+    The inputs are random normal (times 16, rounded, for int8), not constants: see
+    :func:`brrr.experiments.matmul.random_normal`."""
     t = getattr(torch, dtype)
-    a = torch.ones((n, n), dtype=t, device=where)
-    b = torch.ones((n, n), dtype=t, device=where)
+    gen = torch.Generator(device=where).manual_seed(1)
+
+    def random():
+        x = torch.randn((n, n), generator=gen, device=where)
+        return (x.mul_(16).round_().clamp_(-127, 127) if dtype == "int8" else x).to(t)
+    a, b = random(), random()
     if dtype == "int8":
         if not hasattr(torch, "_int_mm"):
             raise NotImplementedError("this PyTorch has no torch._int_mm (int8 x int8 -> int32 matmul)")
+        b = b.t()
         c = torch.empty((n, n), dtype=torch.int32, device=where)
         return (lambda a, b, c: torch._int_mm(a, b, out=c)), (a, b, c)
     c = torch.empty((n, n), dtype=t, device=where)
@@ -134,11 +144,13 @@ def _matmul_call(torch, dtype, where, n):
 
 
 def _pointwise_call(torch, dtype, where, elements):
-    """(fn, args) for ``y = 1 + 2 x`` in one pass, into a preallocated ``y``."""
+    """(fn, args) for ``y = 1 + 2 x`` in one pass, into a preallocated ``y``. ``one`` is a 0-d
+    tensor on the CPU, which PyTorch passes to the kernel as a scalar (a 0-d GPU tensor would be
+    a broadcast input, which keeps the kernel off its vectorized path)."""
     t = getattr(torch, dtype)
     x = torch.ones(elements, dtype=t, device=where)
     y = torch.empty(elements, dtype=t, device=where)
-    one = torch.ones((), dtype=t, device=where)
+    one = torch.ones((), dtype=t)
     return (lambda one, x, y: torch.add(one, x, alpha=2, out=y)), (one, x, y)
 
 
@@ -153,7 +165,7 @@ def _measure(dev, where, op, dtype, size, budget):
     import torch
     counts = matmul_counts if op == "matmul" else pointwise_counts
     flops, nbytes = counts(size, dtype)
-    peak, source = roof_for(dev, dtype)
+    peak, source = roof_for(dev, dtype, op)
     record = _record(dev, op, dtype, size, flops, nbytes, peak, source)
     if where is None:
         record["skipped"] = "PyTorch cannot reach this GPU (it was found through CuPy): no torch CUDA"
@@ -213,5 +225,5 @@ def dtype_roofline(dtypes=DTYPES, n: Optional[int] = None, elements: Optional[in
         progress=progress, command=f"brrr.experiments.dtype_roofline(dtypes={tuple(dtypes)})",
         n=n, elements=elements, peak_bandwidth=dev.peak_bandwidth,
         bandwidth_source=dev.source, native=native_low_precision() if not dev.on_gpu else {},
-        quick=config.quick_mode())
+        quick=config.quick_mode(), data=DATA, int8_b="column-major")
     return result

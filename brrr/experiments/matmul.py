@@ -27,6 +27,31 @@ def default_matmul_sizes(dev=None, quick=None) -> list:
     return sizes
 
 
+DATA = "random normal"   # what every matmul benchmark multiplies (meta['data'])
+
+
+def random_normal(dev, shape, dtype, lib, seed: int = 0):
+    """An array of ``shape`` on ``dev`` (made by ``lib``) holding standard normal values in ``dtype``.
+
+    Matmul benchmarks multiply these, not constant matrices: on a GPU, constant data switches
+    fewer bits, draws less power and lets the clock stay higher, so it runs faster than real
+    data would (He, "Strangely, Matrix Multiplications on GPUs Run Faster When Given
+    'Predictable' Data", 2024). An n-long dot product of these has a standard deviation of
+    sqrt(n), well inside float16's range for every n the book uses."""
+    array = dev.full(shape, 0.0, dtype, lib)
+    if lib == "torch":
+        import torch
+        gen = torch.Generator(device=array.device).manual_seed(seed)
+        return array.normal_(0.0, 1.0, generator=gen)
+    if lib == "cupy":
+        import cupy
+        array[...] = cupy.random.default_rng(seed).standard_normal(shape, dtype="float32")
+        return array
+    import numpy as np
+    array[...] = np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+    return array
+
+
 def matmul_library(dev, dtype) -> str:
     """Which library multiplies: NumPy on the CPU (PyTorch CPU for 16-bit types); PyTorch, else CuPy, on a GPU."""
     if not dev.on_gpu:
@@ -67,7 +92,8 @@ def matmul_vs_size(sizes=None, dtype="float32", tensor_cores: bool = False, cach
     tensor-core peak for float16/bfloat16. Outputs are preallocated. Each record
     carries the device's peak FLOP/s for that dtype (``peak_flops``, with
     ``peak_source``) and ``fraction_of_peak``, so plots can show % of peak.
-    ``nbytes`` is the least traffic a matmul needs: read A and B, write C.
+    ``nbytes`` is the least traffic a matmul needs: read A and B, write C. A and B hold
+    random normal values (:func:`random_normal`), not constants, and ``meta['data']`` says so.
 
     On the CPU there are no tensor cores: ``tensor_cores=True`` runs general
     math and says so in ``meta['notes']``.
@@ -96,8 +122,8 @@ def matmul_vs_size(sizes=None, dtype="float32", tensor_cores: bool = False, cach
     item = _arrays.itemsize(dtype)
 
     def measure(n):
-        a = dev.full((n, n), 1.0, dtype, lib)
-        b = dev.full((n, n), 1.0, dtype, lib)
+        a = random_normal(dev, (n, n), dtype, lib, seed=1)
+        b = random_normal(dev, (n, n), dtype, lib, seed=2)
         c = dev.full((n, n), 0.0, dtype, lib)
         fn = _matmul_fn(lib)
         flops, nbytes = 2.0 * n ** 3, 3.0 * n * n * item
@@ -114,7 +140,8 @@ def matmul_vs_size(sizes=None, dtype="float32", tensor_cores: bool = False, cach
     result = run_sweep("matmul_vs_size", sizes, measure, progress=progress,
                        command=(f"brrr.experiments.matmul_vs_size(dtype={dtype!r}, "
                                 f"tensor_cores={tensor_cores})"),
-                       dtype=dtype, tensor_cores=use_tc, peak_flops=peak, quick=config.quick_mode())
+                       dtype=dtype, tensor_cores=use_tc, peak_flops=peak, quick=config.quick_mode(),
+                       data=DATA)
     result.meta["notes"].extend(notes)
     return result
 

@@ -32,14 +32,14 @@ from .common import run_sweep
 from .wallclock import (LIBRARIES, available_libraries, elementwise, limit_torch_threads, operands,
                         wall_time_per_call)
 from .overhead_calls import PYTHON_OPS, call_overhead, call_table, python_ops_per_second
-from .overhead_batch import batch_table, batch_verdict, double_the_batch, mlp_factory
+from .overhead_batch import FELL, batch_table, batch_verdict, double_the_batch, mlp_factory
 from .overhead_async import ASYNC_N, async_demo, reduce_overhead_demo
 
 __all__ = ["LIBRARIES", "OPS", "FIXED_COST_SIZES", "PER_ELEMENT_SIZES", "PYTHON_OPS", "ASYNC_N",
            "available_libraries", "limit_torch_threads", "wall_time_per_call", "default_sizes",
            "time_vs_size", "fit_overhead", "fit_overheads", "fit_table", "call_of",
            "call_overhead", "call_table", "python_ops_per_second", "async_demo", "reduce_overhead_demo",
-           "double_the_batch", "batch_verdict", "batch_table", "mlp_factory"]
+           "double_the_batch", "batch_verdict", "batch_table", "mlp_factory", "FELL"]
 
 OPS = ("add", "mul", "cos")
 FIXED_COST_SIZES = 5    # the fixed cost of a call: median time of the sweep's 5 smallest sizes
@@ -112,8 +112,12 @@ def fit_overhead(result: Result, library: str) -> dict:
     ``seconds`` (each the median wall-clock time per call) of the
     :data:`FIXED_COST_SIZES` smallest sizes, where the curve is flat;
     ``per_element`` (seconds/element) comes from the :data:`PER_ELEMENT_SIZES`
-    largest sizes; ``crossover`` (elements) is where the work costs as much as
-    the overhead: below it the call is overhead-bound. Also returned: the
+    largest sizes: on a CPU, where a call returns only once its work is done, their time less
+    the overhead (the two add up); on a GPU, where calls back to back are asynchronous and the
+    host's cost hides behind the kernels once they run longer than it, their whole time (a call
+    takes the larger of the two, not their sum). ``crossover`` (elements) is where the work
+    costs as much as the overhead: below it the call is overhead-bound; there a CPU call takes
+    about twice the overhead, a GPU call about the overhead. Also returned: the
     ``call`` that was timed, the ``fixed_cost_sizes`` the overhead comes from,
     PyTorch's ``threads`` during the sweep (None: its default) and the ``backend``.
     """
@@ -123,7 +127,8 @@ def fit_overhead(result: Result, library: str) -> dict:
     small = rows[:FIXED_COST_SIZES]
     overhead = float(np.median([r["seconds"] for r in small]))
     big = rows[-PER_ELEMENT_SIZES:]
-    per_element = float(np.median([max(r["seconds"] - overhead, 0.0) / r["size"] for r in big]))
+    hidden = 0.0 if rows[0]["backend"] == "cuda" else overhead    # max(host, GPU) on a GPU; a sum on a CPU
+    per_element = float(np.median([max(r["seconds"] - hidden, 0.0) / r["size"] for r in big]))
     crossover = overhead / per_element if per_element > 0 else math.inf
     op = rows[0].get("op", "add")
     on_cpu = rows[0]["backend"] == "cpu"
@@ -160,3 +165,9 @@ def call_of(library: str, op: str = "add") -> str:
         return f"{library}.cos(a, out=out)"
     name = {"add": "add", "mul": "mul" if library == "torch" else "multiply"}[op]
     return f"{library}.{name}(a, b, out=out)"
+
+
+def add_seconds(library: str, elements: int) -> float:
+    """Wall-clock seconds per call of one ``add`` of ``elements`` elements with ``library``, calls
+    back to back: :func:`time_vs_size` at that one size."""
+    return time_vs_size((library,), sizes=[elements], progress=False).records[0]["seconds"]

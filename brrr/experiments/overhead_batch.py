@@ -14,6 +14,7 @@ from ..results import Result
 from ._arrays import check_sizes
 from .common import run_sweep
 from .wallclock import limit_torch_threads, wall_time_per_call
+from ..results import needs_measurements
 
 
 def double_the_batch(fn_factory: Callable[[int], Callable[[], object]], sizes: Sequence[int],
@@ -68,15 +69,22 @@ def double_the_batch(fn_factory: Callable[[int], Callable[[], object]], sizes: S
     return result
 
 
+FELL = 0.8   # a doubling whose time fell below 0.8 of the previous one: the machine changed, not the work
+
+
 def batch_verdict(time_ratio: float, size_ratio: float = 2.0) -> str:
     """Plain words for one step of :func:`double_the_batch`.
 
     The work grew by ``size_ratio``; if the time grew by less than a third of
     that growth the step is 'overhead-bound', by more than two thirds
-    'work-bound' (compute or memory), else 'in between'.
+    'work-bound' (compute or memory), else 'in between'. A time that fell below
+    :data:`FELL` of the previous one is 'time fell': more work cannot make a pass that
+    much faster, so the machine changed between the two measurements.
     """
     if not time_ratio > 0 or not size_ratio > 1:
         raise ValueError(f"need time_ratio > 0 and size_ratio > 1, got {time_ratio!r}, {size_ratio!r}")
+    if time_ratio < FELL:
+        return "time fell"
     growth = (time_ratio - 1) / (size_ratio - 1)
     if growth < 1 / 3:
         return "overhead-bound"
@@ -85,6 +93,7 @@ def batch_verdict(time_ratio: float, size_ratio: float = 2.0) -> str:
     return "in between"
 
 
+@needs_measurements
 def batch_table(result: Result):
     """A :func:`double_the_batch` result as a table: batch size, time per forward pass and per
     sample (seconds), the time ratio to the previous batch, and :func:`batch_verdict`."""

@@ -95,12 +95,15 @@ def call_table(result: Result):
     """A :func:`call_overhead` result as a table: the call, where it ran, PyTorch's CPU threads,
     the median time per call and the fastest and slowest round (seconds), and whose call it is."""
     import pandas as pd
-    return pd.DataFrame([{"call": r["call"], "runs on": "CPU" if r["backend"] == "cpu" else "GPU",
-                          "PyTorch threads": r["threads"] if r["library"] == "torch" else None,
+    frame = pd.DataFrame([{"call": r["call"], "runs on": "CPU" if r["backend"] == "cpu" else "GPU",
+                          "PyTorch threads": r["threads"] if r["library"] == "torch" and r["backend"] == "cpu"
+                          else None,
                           "time per call (median)": r["seconds"], "fastest round": r["min_seconds"],
                           "slowest round": r["max_seconds"],
                           "used by": {"chapter 3": "this chapter", "chapter 7": "Chapter 7's profiler"}.get(r["role"])}
                          for r in result.records])
+    # PyTorch's CPU threads play no part in a call whose arithmetic runs on the GPU: no column of dashes
+    return frame.drop(columns="PyTorch threads") if frame["PyTorch threads"].isna().all() else frame
 
 
 PYTHON_OPS = {

@@ -19,11 +19,11 @@ Both count saved bytes with :mod:`.recompute_saved` (:func:`saved_tensors`,
 from __future__ import annotations
 
 from .recompute_saved import peak_memory, saved_bytes, saved_table, saved_tensors, training_step
-from .recompute_checkpoint import (Checkpointed, checkpoint_model, checkpoint_sweep, checkpoint_table,
-                                   default_stack, mlp_stack)
+from .recompute_checkpoint import (Checkpointed, checkpoint_flop_ratio, checkpoint_model, checkpoint_sweep,
+                                   checkpoint_table, counted_flops, default_stack, mlp_stack)
 from .recompute_compiled import (POINTWISE, VARIANTS, compile_chain, compiled_recompute, compiled_table,
                                  pointwise_chain)
 
 __all__ = ["saved_tensors", "saved_bytes", "saved_table", "training_step", "peak_memory", "mlp_stack",
            "Checkpointed", "default_stack", "checkpoint_sweep", "checkpoint_table", "checkpoint_model",
-           "POINTWISE", "VARIANTS", "pointwise_chain", "compile_chain", "compiled_table", "compiled_recompute"]
+           "checkpoint_flop_ratio", "counted_flops", "POINTWISE", "VARIANTS", "pointwise_chain", "compile_chain", "compiled_table", "compiled_recompute"]

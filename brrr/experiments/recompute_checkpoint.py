@@ -4,7 +4,8 @@ Keep only each segment's input and run the segment's forward again during the
 backward pass. Segments of ``every`` blocks in a stack of ``L`` blocks keep
 ``ceil(L / every)`` inputs plus, while one segment is being recomputed, that
 segment's own activations, which is smallest near ``every ~ sqrt(L)``
-(:func:`checkpoint_model`); the price is about one more forward pass.
+(:func:`checkpoint_model`); the price is at most one more forward pass, a little less with
+PyTorch's non-reentrant checkpoint, which stops recomputing early (:func:`checkpoint_flop_ratio`).
 :func:`checkpoint_sweep` measures both on an MLP stack (:func:`mlp_stack`).
 Sizes are bytes, times seconds.
 """
@@ -54,7 +55,9 @@ class Checkpointed:
     """Run an ``nn.Sequential`` with ``torch.utils.checkpoint`` around every segment of ``every`` blocks.
 
     ``every=0`` (or None) runs it plainly. Each segment keeps only its input; its
-    activations are recomputed during the backward pass. Unlike
+    activations are recomputed during the backward pass, up to the last operation whose output the
+    backward pass needs (``use_reentrant=False`` stops early: a block's final matmul and residual
+    addition, whose outputs nothing saves, are not rerun at a segment's end). Unlike
     ``checkpoint_sequential``, the last segment is checkpointed too.
     Callable like the model: ``Checkpointed(model, 2)(x)``.
     """
@@ -120,7 +123,9 @@ def checkpoint_sweep(every=None, layers=None, width=None, batch=None, dtype="flo
     once during the backward pass, in this model), ``backend``, ``seconds`` (one forward +
     backward, median of the rounds' medians; ``min_seconds``: fastest sample of any round;
     ``iqr_seconds``: the widest round's interquartile range; ``floor_seconds``), ``peak_memory_bytes``
-    (GPU: measured with ``torch.cuda.max_memory_allocated``; CPU: None), ``max_grad_error``
+    (GPU: measured with ``torch.cuda.max_memory_allocated``; CPU: None), ``counted_flops`` (the
+    FLOPs of one training step as PyTorch's FLOP counter sees them, recomputation included:
+    :func:`counted_flops`), ``max_grad_error``
     (largest difference to the uncheckpointed gradients: recomputation changes no result).
     ``meta`` holds ``block_bytes`` (one block's saved activations),
     ``input_bytes`` (one block input), ``parameter_bytes`` (the weights, and
@@ -169,12 +174,13 @@ def checkpoint_sweep(every=None, layers=None, width=None, batch=None, dtype="flo
         step = steps[e] = training_step(run, x, params)
         error = max(float((a - b).abs().max()) for a, b in zip(reference, _gradients(run, x, params)))
         peak = peak_memory(step)
+        flops = counted_flops(step)
         t = bench(step, cache="hot", min_samples=5, label=f"checkpoint every {e}")
         medians[e] = [t.median]
         return {"device": dev.name, "backend": dev.torch_device, "every": e, "segments": run.segments,
                 "layers": layers, "width": width, "batch": batch, "dtype": dtype, "saved_bytes": kept,
                 "recompute_bytes": recompute, "peak_activation_bytes": kept + recompute,
-                **t.record_fields(), "peak_memory_bytes": peak, "max_grad_error": error}
+                **t.record_fields(), "peak_memory_bytes": peak, "counted_flops": flops, "max_grad_error": error}
 
     result = run_sweep("checkpoint_sweep", every, measure, progress=progress,
                        command=f"brrr.experiments.checkpoint_sweep(every={every}, layers={layers}, "
@@ -224,6 +230,34 @@ def _gradients(fn, x, params=None):
     for p in params:
         p.grad = None
     return grads
+
+
+def counted_flops(step) -> int:
+    """FLOPs of one call of ``step()`` (matmuls and the like), counted by PyTorch's
+    ``torch.utils.flop_counter.FlopCounterMode``: it sees every operator dispatched, the
+    recomputation inside the backward pass included."""
+    from torch.utils.flop_counter import FlopCounterMode
+    with FlopCounterMode(display=False) as counter:
+        step()
+    return int(counter.get_total_flops())
+
+
+def checkpoint_flop_ratio(layers: int, every: int) -> float:
+    """FLOPs of a checkpointed training step of :func:`mlp_stack` over a plain one, with segments
+    of ``every`` blocks, in the model of PyTorch's non-reentrant checkpoint (``use_reentrant=False``).
+
+    A plain step is one forward and a backward of twice its matmul FLOPs: 3. The recomputation
+    stops as soon as every tensor the backward pass needs exists again ("early stop",
+    ``torch.utils.checkpoint.set_checkpoint_early_stop``), so it skips each segment's last
+    ``down`` matmul, whose output nothing saves: of a segment's 2·every matmuls it reruns
+    2·every − 1. With ``ceil(layers / every)`` segments that is ``1 + (1 − segments / (2 layers)) / 3``,
+    below Chen et al.'s 4/3 of one whole extra forward pass. ``every=0``: 1.
+    """
+    if isinstance(every, bool) or not isinstance(every, int) or every < 0:
+        raise ValueError(f"every must be an integer >= 0, got {every!r}")
+    if not every:
+        return 1.0
+    return 1 + (1 - math.ceil(layers / every) / (2 * layers)) / 3
 
 
 def checkpoint_model(block_bytes: float, input_bytes: float, layers: int, every: int) -> float:

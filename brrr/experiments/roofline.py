@@ -15,7 +15,7 @@ from ..roofline import Roofline
 from ..timing import bench
 from . import _arrays
 from .common import run_sweep
-from .matmul import _matmul_fn, _tf32, matmul_library
+from .matmul import DATA, _matmul_fn, _tf32, matmul_library, random_normal
 
 MiB = 1024 ** 2
 
@@ -100,8 +100,8 @@ def measure_roofline(quick=None, progress: bool = True):
                       budget=0.2 if quick else 0.5, label=f"{op} ({lib})")
         else:
             item = _arrays.itemsize(dtype)
-            a = dev.full((size, size), 1.0, dtype, lib)
-            b = dev.full((size, size), 1.0, dtype, lib)
+            a = random_normal(dev, (size, size), dtype, lib, seed=1)
+            b = random_normal(dev, (size, size), dtype, lib, seed=2)
             c = dev.full((size, size), 0.0, dtype, lib)
             mm = _matmul_fn(lib)
             nbytes, flops = 3 * size * size * item, 2 * size ** 3
@@ -114,7 +114,7 @@ def measure_roofline(quick=None, progress: bool = True):
 
     result = run_sweep("measure_roofline", _plan(dev, quick), measure, progress=progress,
                        command=f"brrr.experiments.measure_roofline(quick={quick})", quick=quick,
-                       llc_bytes=dev.l2_bytes)
+                       llc_bytes=dev.l2_bytes, data=DATA)
     if kernels is None:
         result.meta["notes"].append(f"{why}; bandwidth measured with {dev.library} only")
     result.meta.update(_roofs(result.records))

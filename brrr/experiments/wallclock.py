@@ -126,6 +126,8 @@ def wall_time_per_call(fn: Callable, backend: str = "cpu", *, budget: float = 0.
     Returns :meth:`brrr.Timing.record_fields` per call (``seconds`` the median,
     ``min_seconds``, ``iqr_seconds``, ``floor_seconds``) and ``calls_per_sample``.
     """
+    from ..timing import refuse_in_replay
+    refuse_in_replay("wall_time_per_call")
     sync = synchronizer(backend)
     fn()
     sync()

@@ -8,16 +8,32 @@ from ._base import (REFERENCE_COLOR, _frame, _live_label, _new_axes, _percent_ax
                     _seconds_axis, _style, _styled, device_title, reference_label)
 
 
+def _mfu(data, r):
+    """``r``'s MFU against the run's one peak (:func:`brrr.experiments.capstone.mfu`), or None."""
+    from ..experiments.capstone import mfu
+    if hasattr(data, "records") and hasattr(data, "meta"):
+        return mfu(data, r)
+    return r.get("mfu")
+
+
+def _peak_name(data) -> str:
+    from ..experiments.capstone import mfu_peak
+    if hasattr(data, "records") and hasattr(data, "meta"):
+        return mfu_peak(data)["name"]
+    return "the peak"
+
+
 def _rows(data) -> dict:
     """{step: (label, seconds per token or None, mfu or None, undone)} in the run's order."""
     out = {}
-    for r in _frame(data).to_dict("records"):
+    records = data.records if hasattr(data, "records") else _frame(data).to_dict("records")
+    for r in records:
         skipped = r.get("skipped")
         skipped = isinstance(skipped, str) and bool(skipped)
         undone = not skipped and r.get("kept") is False
         out[r["step"]] = (r["label"] + (" (undone)" if undone else ""),
                           None if skipped else float(r["seconds_per_token"]),
-                          None if skipped else float(r["mfu"]), undone)
+                          None if skipped or _mfu(data, r) is None else float(_mfu(data, r)), undone)
     return out
 
 
@@ -28,7 +44,8 @@ def _model(run) -> str:
 @_styled
 def capstone_steps(data, reference=None):
     """Two panels, one bar per step of :func:`brrr.experiments.capstone.run_steps`: time per token
-    (left, log axis, seconds) and MFU (right, percent of the device's peak for the step's dtype).
+    (left, log axis, seconds) and MFU (right, percent of the run's one peak,
+    :func:`brrr.experiments.capstone.mfu_peak`; a step whose dtype that peak does not bound has none).
 
     A step that did not run is marked 'skipped'; a step whose change was undone (it made the model
     slower) is drawn pale and labelled so. ``reference`` runs of the same steps (from
@@ -52,7 +69,8 @@ def capstone_steps(data, reference=None):
                 value = row[col] if row else None
                 if value is None or not math.isfinite(value) or value <= 0:
                     if row is not None or j == 0:
-                        ax.annotate("skipped", (0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
+                        note = "skipped" if row is None or row[1] is None else "no peak for its dtype"
+                        ax.annotate(note, (0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
                                     textcoords="offset points", va="center", fontsize=8, color="0.4")
                     continue
                 ax.barh(y, value, height=height * 0.9, color=color, hatch=hatch or None,
@@ -71,7 +89,7 @@ def capstone_steps(data, reference=None):
             ax.set_xlabel("time per token (log scale; shorter is better)")
         else:
             _percent_axis(ax.xaxis)
-            ax.set_xlabel("MFU: achieved FLOP/s ÷ peak for the dtype (log scale)")
+            ax.set_xlabel(f"MFU: achieved FLOP/s ÷ {_peak_name(data)} (log scale)")
             ax.set_yticklabels([])
         _style(ax)
     fig.suptitle(device_title(f"{_model(data) or 'One model'}, step by step", data), fontsize=10)

@@ -33,7 +33,8 @@ def checkpoint_sweep(result, reference=None, axes=None, title=None):
     their sum, the model of the backward's peak (dashed); the saved bytes without
     checkpointing are a dotted line, the formula's optimum sqrt(L m_in / m_block) a vertical
     one. Right, the fastest training step relative to the one without checkpointing, with the
-    4/3 estimate (one extra forward pass). ``reference`` runs add their modelled peak and their
+    FLOP ratio of each segment length (PyTorch's checkpoint stops recomputing early:
+    :func:`brrr.experiments.recompute.checkpoint_flop_ratio`) and 4/3 (one whole extra forward pass). ``reference`` runs add their modelled peak and their
     relative step time in grey. Drawn here, its text is larger than other figures', since two
     panels side by side are shrunk to a page's width; the device, and that only the time was
     measured on it, is the figure's title (``title`` replaces it). Given ``axes``, ``title`` is
@@ -97,7 +98,14 @@ def _sweep_panels(fig, axes, result, refs, title, own):
                        label=(who or "measured"), **style)
     left.set_yscale("log", base=2)
     _bytes_axis(left.yaxis)
-    right.axhline(4 / 3, color=SPEC_COLOR, linestyle="--", linewidth=1, label="estimate: 4/3")
+    live_rows = {int(r["every"]): r for r in result.records}
+    live_ck = sorted(e for e in live_rows if e > 0)
+    layers = result.meta.get("layers")
+    if layers and live_ck:   # the FLOPs PyTorch's early-stopping checkpoint reruns (below 4/3)
+        from ..experiments.recompute_checkpoint import checkpoint_flop_ratio
+        right.plot(live_ck, [checkpoint_flop_ratio(layers, e) for e in live_ck], color=SPEC_COLOR, linestyle="--",
+                   linewidth=1, label="FLOP ratio (early stop)")
+    right.axhline(4 / 3, color=SPEC_COLOR, linestyle=":", linewidth=1, label="whole forward again: 4/3")
     right.axhline(1, color="0.3", linestyle=":", linewidth=1, label="no checkpointing")
     right.set_ylim(bottom=0)
     for ax in axes:

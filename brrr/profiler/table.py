@@ -83,7 +83,8 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
     'overhead-bound': the largest of t_math, t_mem and the fixed cost of a call, see
     :func:`regime_of`), calls. ``table.attrs`` holds the device, the per-call
     overhead used for the regime (``overhead_seconds``, :func:`dispatch_overhead`),
-    ``model_seconds`` (one whole run of the model, measured like the ops),
+    ``model_seconds`` (one whole run of the model, measured like the ops; its IQR in
+    ``model_iqr_seconds``),
     ``replay_floor_seconds`` (a one-element add replayed like the rows,
     :func:`replay_floor`) and ``chapter3_call_seconds`` (:func:`chapter3_call`).
     """
@@ -156,10 +157,12 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
                 table = _merge(table)
             table.attrs.update({"device": dev.name, "backend": dev.backend,
                                 "overhead_seconds": overhead, "cache": cache, "backward": backward,
-                                "model_seconds": math.nan, "replay_floor_seconds": math.nan,
+                                "model_seconds": math.nan, "model_iqr_seconds": math.nan,
+                                "replay_floor_seconds": math.nan,
                                 "chapter3_call_seconds": math.nan, "summary": dev.summary()})
             if measure:
-                table.attrs["model_seconds"] = _time_model(model, inputs, backward, bench_kw)
+                whole = _time_model(model, inputs, backward, bench_kw)
+                table.attrs["model_seconds"], table.attrs["model_iqr_seconds"] = whole.median, whole.iqr
                 table.attrs["replay_floor_seconds"] = replay_floor(bench_kw, dev)
                 table.attrs["chapter3_call_seconds"] = chapter3_call(dev)
     finally:
@@ -167,8 +170,9 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
     return table
 
 
-def _time_model(model, inputs, backward, bench_kw) -> float:
-    """Median seconds of one whole forward (+ backward) pass, measured like the ops.
+def _time_model(model, inputs, backward, bench_kw):
+    """The Timing of one whole forward (+ backward) pass, measured like the ops (its median and
+    IQR go in the table's attrs).
     It changes the model's state: :func:`profile` calls it inside :func:`_left_as_found`."""
     import torch
     from ..timing import bench
@@ -180,7 +184,7 @@ def _time_model(model, inputs, backward, bench_kw) -> float:
                 _loss(out).backward()
                 for p in model.parameters():
                     p.grad = None
-    return bench(step, **{**bench_kw, "budget": max(bench_kw["budget"], 0.2)}).median
+    return bench(step, **{**bench_kw, "budget": max(bench_kw["budget"], 0.2)})
 
 
 def _merge(table):

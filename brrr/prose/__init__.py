@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..results import needs_measurements  # noqa: F401 (the verdicts of worked problems use it)
+
 
 @dataclass
 class Prose:

@@ -64,13 +64,14 @@ def curve(result) -> dict:
     sizes = [r["working_set"] for r in recs]
     i_peak = max(range(len(gbps)), key=gbps.__getitem__)
     peak, first, last = gbps[i_peak], gbps[0], gbps[-1]
+    rises, falls = first < TOP_SHARE * peak, peak >= CACHE_STEP * last   # falls: a step down past the peak
     if max(gbps) < FLAT * min(gbps):
         shape = "flat"
-    elif first < TOP_SHARE * peak and last < TOP_SHARE * peak:
+    elif rises and falls:
         shape = "rises then falls"
-    elif last < TOP_SHARE * peak:
+    elif falls:
         shape = "falls"
-    elif first < TOP_SHARE * peak:
+    elif rises:
         shape = "rises"
     else:
         shape = "flat"
@@ -161,10 +162,14 @@ def _shape_sentence(c: dict, subject: str) -> str:
                 f"The largest working set, {w.size(c['last_size'])}, must come from DRAM and ran at "
                 f"{_gb(c['last'])}, {w.times(c['peak'] / c['last'])} less than the peak.")
     if c["shape"] == "rises":
-        return (f"{subject} the copy bandwidth rises with the working set all the way to the largest "
-                f"one ({_gb(c['last'])} at {w.size(c['last_size'])}): the fixed cost of a call weighs "
-                "less as copies grow, and this sweep never reached a size where the caches run out, "
-                f"so it shows no step down to DRAM.{_hidden_levels(c)}")
+        top = (", the largest one" if c["peak_size"] == c["last_size"] else
+               f"; the largest working set, {w.size(c['last_size'])}, ran at {_gb(c['last'])}, less than a "
+               f"step ({w.times(CACHE_STEP)}) below that")
+        beyond = ("" if c["last_size"] > c["llc"] else
+                  " This sweep never passed the last-level cache, so it shows no step down to DRAM.")
+        return (f"{subject} the copy bandwidth rises with the working set, from {_gb(c['first'])} at "
+                f"{w.size(c['first_size'])} to {_gb(c['peak'])} at {w.size(c['peak_size'])}{top}: the fixed "
+                f"cost of a call weighs less as copies grow.{beyond}{_hidden_levels(c)}{_passed_levels(c)}")
     return (f"{subject} the copy bandwidth barely changed across the sweep (between "
             f"{_gb(min(c['first'], c['last'], c['peak']))} and {_gb(c['peak'])}): this run did not show "
             "the cache steps. A coarse sweep (the quick build) can step over them, and on a machine "
@@ -219,14 +224,14 @@ def _reference_curve(run, c: dict) -> Prose:
     text = _brief(r, w.reference_intro(run))
     ratio = r["last"] / c["last"]
     if ratio > 1 + w.SAME:
-        text += (f" Its bandwidth from DRAM was {w.times(ratio)} this run's: HBM stacks sit beside "
-                 "the GPU die and connect through thousands of wires, where a CPU has a few DRAM "
-                 "channels shared by all its cores.")
+        text += f" Its bandwidth from DRAM was {w.times(ratio)} this run's" + (
+            ": HBM stacks sit beside the GPU die and connect through thousands of wires, where a CPU has "
+            "a few DRAM channels shared by all its cores." if c["cpu"] and not r["cpu"] else ".")
     elif ratio < 1 - w.SAME:
-        text += f" Its bandwidth from DRAM was {w.times(1 / ratio)} lower than this run's."
+        text += f" Its bandwidth from DRAM was {w.percent(1 - ratio)} lower than this run's."
     else:
         text += " Its bandwidth from DRAM was about the same as this run's."
-    if r["first"] < c["first"]:
+    if c["cpu"] and not r["cpu"] and r["first"] < (1 - w.SAME) * c["first"]:
         text += (f" At the smallest size, though, it was slower than this run ({_gb(r['first'])} "
                  f"against {_gb(c['first'])}): a GPU pays microseconds per copy however small, so "
                  "it needs megabytes per call before its bandwidth shows.")
@@ -283,9 +288,9 @@ def _knee_sentence(k: dict, subject: str, explained: str | None = None) -> str:
     if k["outcome"] == explained and explained in ("earlier", "later"):
         text += f" It is {where.split()[0]} for the same reason as above."
     elif k["outcome"] == "earlier":
-        text += (" The prediction uses the FP32 peak, which counts a fused multiply-add as two FLOPs; a chain "
-                 "of dependent multiplications does one FLOP per instruction, so its own compute roof is "
-                 "lower and the knee comes sooner.")
+        text += (" The prediction uses the FP32 peak, which counts a fused multiply-add instruction as two FLOPs; "
+                 "a multiplication is one instruction and one FLOP, so a chain of them has a compute roof half "
+                 "as high and the knee comes sooner.")
     elif k["outcome"] == "later":
         text += " The kernel ran faster than the peak in the prediction assumes, so the peak is too low for this code."
     return text + _left_floor(k)

@@ -108,12 +108,12 @@ def dram_sentence(points, meta, roof, cpu: bool, llc: int) -> tuple:
         side = "at least" if kind(threshold, points[0][0] // 2) == "streaming" else "less than"
         return outcome, text + (f" Every one of them copies {side} {w.size(threshold)} per array, the C "
                                 "library's threshold for streaming stores here, so they all store alike and this "
-                                "run does not show why they differ; other programs on the machine use the "
-                                "same DRAM.")
+                                "run does not show why they differ; rerunning the sweep shows whether the "
+                                "spread repeats.")
     if outcome == "not the stores":
         return outcome, text + (f" The copies of at least {w.size(threshold)} per array, which the C library "
                                 "writes with streaming stores, were not the fast ones, so the stores do not "
-                                "explain it; other programs on the machine use the same DRAM.")
+                                "explain it; rerunning the sweep shows whether the spread repeats.")
     ordinary = [p for p in points if kind(threshold, p[0] // 2) == "ordinary"]
     streaming = [p for p in points if kind(threshold, p[0] // 2) == "streaming"]
     slow = min(ordinary, key=lambda p: p[1])

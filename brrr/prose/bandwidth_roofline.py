@@ -9,6 +9,8 @@ from . import Prose, with_references
 from . import words as w
 from .words import ABOVE_ROOF
 
+ON_ROOF = 0.7   # a kernel left of the ridge that reaches 70% of the slanted roof sits on it
+
 
 def device_roof(run):
     """The device's one roof, as saved with ``run``: its spec sheet (a known GPU), else the peaks
@@ -53,7 +55,7 @@ def roofline_summary(measured, references=()) -> Prose:
                 f"{w.rate(roof.peak_flops)} (FP32), a ridge at {w.number(roof.ridge)} FLOP/byte. The best "
                 f"STREAM kernel here moved {w.rate(f['best_bw']['gbps'] * 1e9, 'B/s')} "
                 f"({w.percent(f['best_bw']['gbps'] * 1e9 / roof.peak_bandwidth)} of the spec) and the best FP32 "
-                f"matmul did {w.rate(f['best_mm']['gflops'] * 1e9)} "
+                f"matmul{_sizes(measured)} did {w.rate(f['best_mm']['gflops'] * 1e9)} "
                 f"({w.percent(f['best_mm']['gflops'] * 1e9 / roof.peak_flops)}).")
     else:
         cpu = w.is_cpu(measured)
@@ -71,13 +73,19 @@ def roofline_summary(measured, references=()) -> Prose:
         if cpu:
             text += (" It is a measured roof, not a hardware peak: a kernel can sit above it, and the hardware "
                      "may be capable of more.")
+    text += _tensor_sentence(measured, f)
     facts = {"spec": f["spec"], "ridge": roof.ridge, "above_roof": len(f["above"])}
     if f["stream_max"] is not None:
         left = f["stream_max"] < roof.ridge
         facts["stream_left_of_ridge"] = left
-        text += (" Every STREAM kernel sits left of the ridge, on the slanted part: memory-bound." if left else
+        text += (" Every STREAM kernel sits left of the ridge, where the roofline's bound is the slanted "
+                 "bandwidth roof." if left else
                  " Some STREAM kernel sits right of the ridge, which a kernel doing at most two FLOPs per "
                  "element should never do: the peaks are suspect.")
+        if left:
+            off, said = _stream_shares(measured, roof)
+            facts["stream_below_roof"] = off
+            text += said
     if f["mm_min"] is not None:
         right = f["mm_min"] > roof.ridge
         facts["matmuls_right_of_ridge"] = right
@@ -95,6 +103,42 @@ def roofline_summary(measured, references=()) -> Prose:
                            lambda run: _reference_roof(run, roof))
 
 
+def _sizes(run) -> str:
+    """' (n up to 8,192)': the largest general-math matmul this experiment timed, so its best is
+    read as the best of these sizes, not of every size (Chapter 1's sweep goes further)."""
+    sizes = [r["size"] for r in run.records if r["kind"] == "compute" and not r.get("tensor_cores") and r.get("size")]
+    return f" (n up to {w.integer(max(sizes))})" if sizes else ""
+
+
+def _stream_shares(run, roof) -> tuple:
+    """Each STREAM kernel's share of the bandwidth roof; which ones did not reach it (below
+    ON_ROOF), and, where two of one library moved different bytes per element in about the same
+    time, that their time followed the elements, not the bytes."""
+    stream = [r for r in run.records if r["kind"] == "bandwidth"]
+    share = lambda r: r["gbps"] * 1e9 / roof.peak_bandwidth  # noqa: E731
+    name = lambda r: f"`{r['op']}` ({r['library']})"  # noqa: E731
+    text = (" Measured, they reached " + w.listing(f"{name(r)} {w.percent(share(r))}" for r in stream)
+            + " of the roof's bandwidth.")
+    off = [r for r in stream if share(r) < ON_ROOF]
+    if not off:
+        return [], text + " All of them sit close to the slanted roof: memory-bound."
+    one = len(off) == 1
+    text += (f" Below {w.percent(ON_ROOF)} of it, not on the roof, {'is' if one else 'are'} "
+             f"{w.listing(name(r) for r in off)}: the bytes alone do not account for {'its' if one else 'their'} time.")
+    per_element = lambda r: r["seconds"] / r["size"]  # noqa: E731
+    pairs = [(a, b) for a in off for b in stream if a["library"] == b["library"] and a["nbytes"] / a["size"]
+             < b["nbytes"] / b["size"] and abs(per_element(b) / per_element(a) - 1) < w.SAME]
+    if pairs:
+        a, b = pairs[0]
+        text += (f" {name(b)} moves {w.times((b['nbytes'] / b['size']) / (a['nbytes'] / a['size']))} the bytes "
+                 f"per element of {name(a)}, yet took about the same time per element: their time followed "
+                 "the element count, not the traffic, so the library's kernel, not the memory, set their pace.")
+    else:
+        text += (" Timing the same operation with `brrr.kernels`, or with twice the bytes per element, would "
+                 "show whether the memory or the library's kernel sets its pace.")
+    return [name(r) for r in off], text
+
+
 def _reference_roof(run, roof) -> Prose:
     """A reference run's ridge against this run's ``roof``, and what its kernels reached."""
     r = _roof_facts(run)
@@ -105,12 +149,19 @@ def _reference_roof(run, roof) -> Prose:
         t += (f" Its best STREAM kernel reached {w.percent(r['best_bw']['gbps'] * 1e9 / rr.peak_bandwidth)} "
               f"of the spec bandwidth and its FP32 matmul {w.percent(r['best_mm']['gflops'] * 1e9 / rr.peak_flops)} "
               "of the spec FLOP/s.")
-    if r["tensor"]:
-        best = max(r["tensor"], key=lambda x: x["gflops"])
-        t += (f" Its tensor cores did {w.rate(best['gflops'] * 1e9)} on a "
-              f"{best['dtype']} matmul, {w.times(best['gflops'] / r['best_mm']['gflops'])} its measured FP32 "
-              "general-math rate" + _tensor_ridge(run, r, best["dtype"]))
+    t += _tensor_sentence(run, r)
     return Prose(t, {f"reference {w.device_of(run)} ridge": rr.ridge})
+
+
+def _tensor_sentence(run, r: dict) -> str:
+    """The best tensor-core matmul of a run against its FP32 one, and where the ridge moves."""
+    if not r["tensor"] or not r["best_mm"]:
+        return ""
+    from .compute_tensor import constant_data
+    best = max(r["tensor"], key=lambda x: x["gflops"])
+    return (f" Its tensor cores did {w.rate(best['gflops'] * 1e9)} on a {best['dtype']} matmul, "
+            f"{w.times(best['gflops'] / r['best_mm']['gflops'])} its measured FP32 general-math rate"
+            + _tensor_ridge(run, r, best["dtype"]) + constant_data(run, "these matmul rates"))
 
 
 _TENSOR_FIELD = {"float32": "tf32_tensor", "float16": "fp16_tensor", "bfloat16": "bf16_tensor"}
@@ -147,8 +198,8 @@ def against_peaks(measured, peaks, cpu: bool) -> Prose:
                    "sheet that understates this part")
             parts.append(f"{w.percent(fraction)} of the {kind} {what}: above it, because {why}")
         elif fraction < 0.5:
-            parts.append(f"{w.percent(fraction)} of the {kind} {what}: far below it (a busy machine, or "
-                         "a kernel that cannot use the whole device)")
+            parts.append(f"{w.percent(fraction)} of the {kind} {what}: far below it, so something other than "
+                         "that peak set the pace of these kernels")
         else:
             parts.append(f"{w.percent(fraction)} of the {kind} {what}")
     return Prose("; ".join(parts) + ".", facts)

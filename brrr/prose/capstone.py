@@ -66,10 +66,19 @@ def attention_share(result) -> float:
     return f["attention"] / f["total"]
 
 
-def _measured(r) -> str:
+def _mfu_words(run, r) -> str:
+    """``r``'s MFU against the run's one peak, named; or why it has none."""
+    from ..experiments.capstone import mfu, mfu_peak
+    m, peak = mfu(run, r), mfu_peak(run)
+    if m is None:
+        return f"no MFU ({peak['name']}, which this run's MFU is taken against, does not bound {r.get('dtype')})"
+    return f"{w.percent(m)} MFU (of {peak['name']}, {w.rate(peak['flops'])})"
+
+
+def _measured(r, run) -> str:
     return (f"{w.seconds(r['seconds'])} per forward pass of {w.integer(r['tokens'])} token"
             f"{'s' if r['tokens'] != 1 else ''}, {w.seconds(r['seconds_per_token'])} per token "
-            f"({w.number(r['tokens_per_second'])} tokens/s), {w.percent(r['mfu'])} MFU")
+            f"({w.number(r['tokens_per_second'])} tokens/s), {_mfu_words(run, r)}")
 
 
 def _comparison(outcome: str, ratio: float, before) -> str:
@@ -102,21 +111,22 @@ def _why(r, outcome: str, ratio: float, result) -> str:
         if outcome == "faster":
             return (" The fixed costs of each call (Python, dispatch, reading every weight once) are now shared by "
                     "many more tokens.")
-        return (" More tokens per call did not pay here: the small call was already mostly work, not fixed cost, "
-                "or the machine was busy during one of the two timings.")
+        return (" More tokens per call did not pay here: the small call was already mostly work, not fixed "
+                "cost.")
     if step == "autocast":
         if outcome == "slower" and cpu and native is False:
             return (f" This CPU has no {r['dtype']} dot-product instructions (oneDNN reports none), so its "
                     f"{r['dtype']} matmuls convert their operands and run slower than float32 ones, and the casts "
                     "add memory-bound copies of their own. Lower precision pays only on hardware built for it.")
         if outcome == "slower":
-            return (" The casts autocast inserts are memory-bound copies of their own, and here they cost more than "
-                    "the faster matmuls saved.")
+            return (" Its profile sets the casts autocast inserts (`_to_copy` rows) against the matmuls: whether "
+                    "they cost more than the lower precision saved.")
         if outcome == "faster":
-            return (f" {r['dtype']} halves the bytes of every activation"
-                    + (" and runs the matmuls on tensor cores, whose roof is many times float32's." if not cpu else
-                       " and this CPU runs its matmuls with dedicated instructions."))
-        return " The matmuls gained little from the lower precision here, and the casts cost a little."
+            return (f" Autocast runs the matmuls in {r['dtype']}"
+                    + (", on tensor cores, whose roof is many times float32's" if not cpu else
+                       ", with this CPU's bfloat16 dot-product instructions" if native else "")
+                    + "; it keeps softmax, LayerNorm and the residual stream in float32.")
+        return ""
     if step == "compile":
         text = f" Compiling took {w.seconds(r['compile_seconds'])} once, before the timing." if r.get("compile_seconds") else ""
         if outcome == "faster":
@@ -133,9 +143,9 @@ def _why(r, outcome: str, ratio: float, result) -> str:
                             if cpu and r.get("dtype") not in (None, "float32") else "."))
             return text
         if outcome == "slower":
-            return text + (" The generated kernels replaced the eager library's tuned ones and did worse here: "
-                           "compiling does not promise a speed-up.")
-        return text + " Fusion removed trips through memory, but little of this step's time was in them."
+            return text + (" Compiling does not promise a speed-up; `torch.profiler` lists the kernels the "
+                           "compiled pass ran, to set against the eager ones.")
+        return text
     if step == "graphs":
         if outcome == "faster":
             return (" The whole forward pass is now one recorded graph: one launch replays every kernel, so the "
@@ -154,8 +164,8 @@ def _why(r, outcome: str, ratio: float, result) -> str:
                         ": at a short sequence the scores are small and fusing them saves little."))
             if 1 / ratio > max(1.5, 1 + 4 * share):
                 text += (f" Yet the whole pass slowed down by {w.times(1 / ratio)}, more than attention's share of "
-                         "the work can explain: the rest of the model changed too (the compiler builds a new graph "
-                         "around the fused kernel), or the machine was busier during this step.")
+                         "the work can explain: the compiler built a new graph around the fused kernel, and "
+                         "`torch.profiler` shows which of its kernels took the time.")
             return text
         return text + ((f" Not writing the scores to memory saved little here ({w.percent(1 - 1 / ratio)} of the time "
                         "per token)" if ratio >= 1 else f" Not writing the scores to memory changed little here (the "
@@ -165,51 +175,69 @@ def _why(r, outcome: str, ratio: float, result) -> str:
     return ""
 
 
+def _shares(base) -> str:
+    """Every regime's share of ``base``'s profiled time, largest first."""
+    shares = base.get("regime_shares") or {}
+    order = [k for k in sorted(shares, key=shares.get, reverse=True) if shares[k] > 0]
+    if not order:
+        return "no time in any regime"
+    first = f"{w.percent(shares[order[0]])} of the operators' time in {REGIME_WORDS.get(order[0], order[0])}"
+    return w.listing([first] + [f"{w.percent(shares[k])} in {k} ones" for k in order[1:]])
+
+
 def _next_hint(r, result, base=None) -> str:
-    """Why the next step should help, given the dominant regime of ``base``: the configuration
-    the next step builds on (``r`` itself, or the step before it when ``r`` was undone)."""
+    """What ``base``'s profile shows (every regime's share; ``base`` is the configuration the next
+    step builds on: ``r`` itself, or the step before it when ``r`` was undone), and what the next
+    step attacks."""
+    from ..experiments.capstone import COMPILED_ONLY, TIE, dominant
     nxt = _next(result, r["step"])
     if nxt is None:
         return ""
     base = base or r
-    regime = base.get("regime")
-    if regime is None:
-        return f" This step has no profile: {base.get('profile_skipped') or 'it was not profiled'}."
-    share = (base.get("regime_shares") or {}).get(regime, 0.0)
-    whose = " of the eager operators the compiler starts from" if base.get("compile") else ""
-    subject = "Its profile" if base is r else f"The profile of {base['label']}"
-    text = (f" {subject} (`brrr.profile`{whose}) puts {w.percent(share)} of the operators' time in "
-            f"{REGIME_WORDS.get(regime, str(regime))}")
+    if base.get("regime") is None:
+        text = f" This step has no profile: {base.get('profile_skipped') or 'it was not profiled'}."
+    elif base["step"] in COMPILED_ONLY:
+        text = (" This step has no profile of its own: `brrr.profile` replays the eager operators, not the "
+                "kernels the compiler generated.")
+    else:
+        subject = "Its profile" if base is r else f"The profile of {base['label']}"
+        text = f" {subject} (`brrr.profile`) puts {_shares(base)}."
+        if dominant(base) is None:
+            text += (f" The two largest shares are within {round(100 * TIE)} percentage points of each other: "
+                     "no one regime dominates.")
+    lead = dominant(base)
+    shares = base.get("regime_shares") or {}
     cpu = r["backend"] == "cpu"
     native = result.meta.get("native_bf16")
     key = nxt["step"]
     if key == "batch":
-        text += (", so the next step gives each call more work: a larger batch pays the same fixed costs once for "
-                 "many tokens." if regime == "overhead-bound" else
-                 ", not in overhead-bound ones. Those labels set each operator's roofline time against a "
-                 "one-element call's fixed cost, one operator at a time, and cannot say how much of a whole "
-                 "call's wall-clock time (Worked problem 1 sets it against the roofline's bound) went to issuing "
-                 "its dozens of operators. A larger batch helps either way: every matmul reads its whole weight "
-                 "matrix once per call, whatever the number of tokens, so more tokens per call share each weight "
-                 "read, which raises the matmuls' intensity, and they share each call's fixed cost too.")
+        text += (" The next step gives each call more work: a larger batch pays the same fixed costs once for "
+                 "many tokens." if lead == "overhead-bound" else
+                 " Those labels set each operator's roofline time against a one-element call's fixed cost, one "
+                 "operator at a time, and cannot say how much of a whole call's wall-clock time (Worked problem 1 "
+                 "sets it against the roofline's bound) went to issuing its dozens of operators. A larger batch "
+                 "helps either way: every matmul reads its whole weight matrix once per call, whatever the number "
+                 "of tokens, so more tokens per call share each weight read, which raises the matmuls' intensity, "
+                 "and they share each call's fixed cost too.")
     elif key == "autocast":
         if cpu and native is False:
-            text += (". The next step, low precision, is the remedy for compute-bound matmuls on hardware with fast "
+            text += (" The next step, low precision, is the remedy for compute-bound matmuls on hardware with fast "
                      "16-bit arithmetic; this CPU has none, so expect it to be slower here.")
         else:
-            text += (". The next step, low precision, attacks compute-bound matmuls (a higher roof) and memory-bound "
-                     "operators (half the bytes) at once.")
+            text += (" The next step, low precision, runs the matmuls in 16 bits: a higher roof for the "
+                     "compute-bound ones, and half the bytes for their inputs and outputs.")
     elif key == "compile":
-        text += (". The next step, `torch.compile`, fuses the memory-bound operators, so it "
-                 + ("has most of the time to work on." if regime == "memory-bound" else
-                    "can win back at most their share; the compute-bound matmuls it leaves to the library."))
+        text += " The next step, `torch.compile`, fuses chains of memory-bound operators"
+        text += (f", which held {w.percent(shares.get('memory-bound', 0.0))} of this time"
+                 if shares and base["step"] not in COMPILED_ONLY else "")
+        text += ", and removes Python and dispatch work between operators."
     elif key == "graphs":
-        text += (". The next step replays the whole pass as CUDA graphs, which removes the cost of launching each "
+        text += (" The next step replays the whole pass as CUDA graphs, which removes the cost of launching each "
                  "kernel" + (": a remedy for overhead." if nxt.get("skipped") is None else
                              "; it needs a GPU, so on this machine it is skipped."))
     elif key == "sdpa":
-        text += (". The next step fuses attention into one kernel, which never writes the sequence × sequence "
-                 "scores to memory: the biggest memory-bound tensors of the model.")
+        text += (" The next step fuses attention into one kernel, which never writes the sequence × sequence "
+                 "scores to memory.")
     return text
 
 
@@ -226,20 +254,24 @@ def step(result, key: str, references=()) -> Prose:
         return with_references(Prose(text, facts), references, None, lambda run: _reference_step(run, key))
     before = _previous(result, key)
     outcome, ratio = change(r, before)
-    text = f"**{r['label']}**: {_measured(r)}."
+    text = f"**{r['label']}**: {_measured(r, result)}."
     text += _comparison(outcome, ratio, before)
     text += _why(r, outcome, ratio, result)
     text += _kept(r, before)
     noisy = outcome != "first" and any(x.get("iqr_seconds", 0) > NOISY * x["seconds"] for x in (r, before))
     if noisy:
-        text += (" The samples of this step or the one before spread by more than a quarter of their median: the "
-                 "machine was busy, and the two times can move by more than their difference.")
-    if r["mfu"] > w.ABOVE_ROOF:
+        spread = [f"{w.seconds(x['iqr_seconds'])} around a median of {w.seconds(x['seconds'])} {which}"
+                  for x, which in ((r, "here"), (before, "before"))
+                  if x.get("iqr_seconds", 0) > NOISY * x["seconds"]]
+        text += (f" The samples spread by more than a quarter of their median (an IQR of {w.listing(spread)}), so "
+                 "the two times can move by more than their difference.")
+    from ..experiments.capstone import mfu
+    if (mfu(result, r) or 0.0) > w.ABOVE_ROOF:
         text += (" The MFU is above 100%, which no machine allows: the FLOP count or the peak is wrong, or the "
                  "clock stopped before the work finished.")
     undone = before is not None and r.get("kept") is False
     text += _next_hint(r, result, before if undone else r)
-    facts = {"outcome": outcome, "ratio": ratio, "step": key, "regime": r.get("regime"), "mfu": r["mfu"],
+    facts = {"outcome": outcome, "ratio": ratio, "step": key, "regime": r.get("regime"), "mfu": mfu(result, r),
              "noisy": noisy, "kept": not undone}
     return with_references(Prose(text, facts), references, None, lambda run: _reference_step(run, key))
 
@@ -249,7 +281,7 @@ def _reference_step(run, key: str) -> Prose:
     if r is None or r.get("skipped"):
         return Prose(f"{w.reference_intro(run)}, this step did not run.", {f"reference {w.device_of(run)}": "skipped"})
     outcome, ratio = change(r, _previous(run, key))
-    t = f"{w.reference_intro(run)}: {_measured(r)}"
+    t = f"{w.reference_intro(run)}: {_measured(r, run)}"
     t += {"first": ".", "faster": f", {w.times(ratio)} faster per token than the step before.",
           "slower": f", {w.times(1 / ratio)} slower per token than the step before.",
           "same": ", about as fast per token as the step before."}[outcome]
@@ -258,53 +290,57 @@ def _reference_step(run, key: str) -> Prose:
 
 def regime_path(result) -> Prose:
     """Which steps moved the dominant regime of the operators' time, against the configuration each
-    changed, and which left it where it was (or nothing, where no two profiles can be compared)."""
+    changed, and which left it where it was. Only steps with a profile of their own count (not the
+    compiled-only steps), and only where one regime dominates both profiles
+    (:func:`brrr.experiments.capstone.dominant`); nothing where no two profiles compare."""
+    from ..experiments.capstone import dominant
     moved, stayed = [], []
     for r in result.records:
         before = None if r.get("skipped") else _previous(result, r["step"])
-        if before is None or r.get("regime") is None or before.get("regime") is None:
+        while before is not None and before.get("step") in _compiled_only() and before.get("builds_on"):
+            before = _records(result).get(before["builds_on"])   # the last configuration with a profile
+        if before is None or dominant(r) is None or dominant(before) is None:
             continue
-        if r["regime"] != before["regime"]:
-            moved.append(f"{r['label']} (from {before['regime']} to {r['regime']})")
+        if dominant(r) != dominant(before):
+            moved.append(f"{r['label']} (from {dominant(before)} to {dominant(r)})")
         else:
             stayed.append(r)
     if not moved and not stayed:
         return Prose("", {"regime_outcome": "no profiles"})
     if not stayed:
-        text, outcome = f"Every step that ran moved the dominant regime of the operators' time: {w.listing(moved)}.", \
-            "all moved"
+        text, outcome = (f"Of the steps whose profiles show one dominant regime before and after, every one moved "
+                         f"it: {w.listing(moved)}."), "all moved"
     elif not moved:
-        text, outcome = (f"No step moved the dominant regime of the operators' time: every profile put most of it in "
-                         f"{stayed[0]['regime']} operators."), "none moved"
+        text, outcome = (f"No step moved the dominant regime of the operators' time: each profile that shows one "
+                         f"put most of it in {dominant(stayed[0])} operators."), "none moved"
     else:
-        text = (f"Of the steps that ran, only {w.listing(moved)} moved the dominant regime of the operators' time; "
-                f"{w.listing(r['label'] for r in stayed)} left it where the configuration before "
-                f"{'it' if len(stayed) == 1 else 'each'} had it.")
+        text = (f"Of the steps whose profiles show one dominant regime before and after, only {w.listing(moved)} "
+                f"moved it; {w.listing(r['label'] for r in stayed)} left it where it was.")
         outcome = "some moved"
-    eager = [r["label"] for r in stayed if r["step"] in ("compile", "graphs")]
-    if eager:
-        one = len(eager) == 1
-        text += (f" The profile{'' if one else 's'} of {w.listing(eager)} {'is that' if one else 'are those'} of the "
-                 f"eager operators the compiler starts from, so {'it' if one else 'they'} cannot show a regime that "
-                 "compiling changed.")
     return Prose(text, {"regime_outcome": outcome, "regime_moves": len(moved)})
+
+
+def _compiled_only():
+    from ..experiments.capstone import COMPILED_ONLY
+    return COMPILED_ONLY
 
 
 def summary(result) -> Prose:
     """Where the steps took the model: from the first step to the configuration kept at the end
     (overall speed-up, MFU), which changes stayed, which were undone, which were skipped, and which
     steps moved the dominant regime. The reference runs are in :func:`reference_runs`."""
-    from ..experiments.capstone import overall
+    from ..experiments.capstone import mfu_peak, overall
     o = overall(result)
     recs = _records(result)
     first, final = recs[o["first"]], recs[o["last"]]
     if o["last"] == o["first"]:
         text = (f"No change made the model faster per token on this run, so every one was undone: "
                 f"{first['label']} stays the fastest configuration, at {w.seconds(first['seconds_per_token'])} "
-                f"per token and {w.percent(first['mfu'])} MFU.")
+                f"per token and {_mfu_words(result, first)}.")
         outcome = "none kept"
     else:
-        text = (f"From {first['label']} to the configuration kept at the end, the time per token fell from "
+        text = (f"From {first['label']} ({w.integer(first['tokens'])} tokens per call) to the configuration kept "
+                f"at the end ({w.integer(final['tokens'])} tokens per call), the time per token fell from "
                 f"{w.seconds(first['seconds_per_token'])} to {w.seconds(final['seconds_per_token'])}")
         if o["speedup"] > 1 + w.SAME:
             text += f", {w.times(o['speedup'])} faster,"
@@ -312,8 +348,14 @@ def summary(result) -> Prose:
         else:
             text += ", about the same,"
             outcome = "same"
-        text += (f" and the MFU went from {w.percent(o['first_mfu'])} to {w.percent(o['last_mfu'])}. "
-                 f"The changes kept: {w.listing(o['kept'])}.")
+        if o["first_mfu"] is not None and o["last_mfu"] is not None:
+            text += (f" and the MFU, against {mfu_peak(result)['name']} throughout, went from "
+                     f"{w.percent(o['first_mfu'])} to {w.percent(o['last_mfu'])}")
+        text += "."
+        if final["tokens"] != first["tokens"]:
+            text += (" That is a gain in throughput, tokens per second over many tokens per call, not in the "
+                     f"latency of one call of {w.integer(first['tokens'])} tokens.")
+        text += f" The changes kept: {w.listing(o['kept'])}."
     if o["undone"]:
         text += (f" Undone, because they made the model slower on this machine: {w.listing(o['undone'])}. "
                  "A remedy only pays where its regime is the one that limits the model, on hardware built "
@@ -338,8 +380,10 @@ def reference_runs(references=()) -> Prose:
 def _reference_summary(run) -> Prose:
     from ..experiments.capstone import overall
     o = overall(run)
-    t = (f"{w.reference_intro(run)}, the changes kept took the model from {w.percent(o['first_mfu'])} to "
-         f"{w.percent(o['last_mfu'])} MFU, "
+    from ..experiments.capstone import mfu_peak
+    mfus = (f"from {w.percent(o['first_mfu'])} to {w.percent(o['last_mfu'])} MFU (of {mfu_peak(run)['name']}), "
+            if o["first_mfu"] is not None and o["last_mfu"] is not None else "")
+    t = (f"{w.reference_intro(run)}, the changes kept took the model {mfus}"
          + (f"{w.times(o['speedup'])} faster" if o["speedup"] >= 1 else f"{w.times(1 / o['speedup'])} slower")
          + " per token.")
     return Prose(t, {f"reference {w.device_of(run)}": o["speedup"]})

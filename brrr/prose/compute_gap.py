@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import Prose, paragraphs, with_references
 from . import words as w
+from .compute_tensor import constant_data
 from .words import ABOVE_ROOF
 
 GAP_SHOWS = 0.7     # a measured gap of 70% of the spec's or more "mostly shows"
@@ -20,20 +21,30 @@ def _gap_facts(result) -> dict:
     best_el = max((r for r in (x2, chain) if r), key=lambda r: r["gflops"])
     repeat = result.meta.get("repeat") or (round(4 * chain["intensity"]) if chain else None)
     return {"x2": x2, "chain": chain, "mm": mm, "tc": tc, "gap": best_mm["gflops"] / best_el["gflops"],
-            "spec_gap": result.meta.get("spec_gap"), "repeat": repeat, "best_mm": best_mm, "best_el": best_el}
+            "spec_gap": result.meta.get("spec_gap"), "repeat": repeat, "best_mm": best_mm, "best_el": best_el,
+            "cpu": w.is_cpu(result)}
 
 
-def _rate_of(r) -> str:
-    return f"{w.rate(r['gflops'] * 1e9)} ({w.percent(r['fraction_of_peak'])} of its peak)"
+def _rate_of(r, cpu: bool) -> str:
+    """The rate and its share of one named peak: the record's own ``peak_flops``."""
+    peak = ("FP16 tensor-core peak" if r.get("tensor_cores") else "measured FP32 roof" if cpu else "FP32 peak")
+    return f"{w.rate(r['gflops'] * 1e9)} ({w.percent(r['fraction_of_peak'])} of the {peak})"
+
+
+def _chain_name(chain) -> str:
+    """What one link of the chain ran as: a fused multiply-add instruction (records with ``fma``
+    True), else a multiply, then an add (every record made before the chain asked for FMA)."""
+    return "fused multiply-adds" if chain.get("fma") else "multiply-then-adds (no FMA instruction)"
 
 
 def _gap_list(g: dict) -> str:
-    items = [f"`x * 2` reached {_rate_of(g['x2'])}"]
+    items = [f"`x * 2` reached {_rate_of(g['x2'], g['cpu'])}"]
     if g["chain"]:
-        items.append(f"the fused chain of {w.number(g['repeat'])} multiply-adds per element {_rate_of(g['chain'])}")
-    items.append(f"the FP32 matmul {_rate_of(g['mm'])}")
+        items.append(f"the fused chain of {w.number(g['repeat'])} {_chain_name(g['chain'])} per element "
+                     f"{_rate_of(g['chain'], g['cpu'])}")
+    items.append(f"the FP32 matmul {_rate_of(g['mm'], g['cpu'])}")
     if g["tc"]:
-        items.append(f"the FP16 matmul on tensor cores {_rate_of(g['tc'])}")
+        items.append(f"the FP16 matmul on tensor cores {_rate_of(g['tc'], g['cpu'])}")
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
@@ -50,19 +61,20 @@ def elementwise_gap(result, references=()) -> Prose:
         facts["outcome"] = "gap larger" if larger else "gap shows" if shows else "gap smaller"
         text += (f" The fastest matmul did {w.times(g['gap'])} the FLOP/s of the best elementwise kernel; the spec "
                  f"sheet's ratio of FP16 tensor-core to FP32 general math is {w.number(g['spec_gap'], 2)}. ")
-        if larger:
-            text += ("The measured gap is larger than the spec sheet's, because the elementwise side fell further "
-                     "short of its peak than the matmul did of its own. The FP32 peak counts a fused multiply-add as "
-                     "two FLOPs in one instruction, and brrr's kernels keep the multiply and the add apart (so they "
-                     "round as NumPy does): two instructions a link, so the chain can reach at most half that peak.")
-        elif shows:
-            text += "Most of the spec-sheet gap shows up in the measurement: it is a property of the hardware."
-        else:
-            low = min((g["chain"] or g["x2"], g["tc"]), key=lambda r: r["fraction_of_peak"])
-            text += ("Less of it shows than the spec sheet predicts, because "
-                     + ("the elementwise chain came closer to its peak than the tensor-core matmul did to its own."
-                        if low is g["tc"] else
-                        "the elementwise chain fell further short of its peak than the matmul did.") )
+        text += {"gap larger": "The measured gap is larger than the spec sheet's.",
+                 "gap shows": "Most of the spec-sheet gap shows up in the measurement.",
+                 "gap smaller": "Less of it shows than the spec sheet predicts."}[facts["outcome"]]
+        chain = g["chain"]
+        if chain and not chain.get("fma") and g["best_el"] is chain:
+            # The chain's own ceiling: two instructions a link, where the peak counts one FMA as two FLOPs.
+            half = chain["peak_flops"] / 2
+            gap_half = g["best_mm"]["gflops"] * 1e9 / half
+            facts["chain_share_of_half_peak"] = chain["gflops"] * 1e9 / half
+            text += (" The FP32 peak counts one fused multiply-add instruction as two FLOPs, and this chain ran each "
+                     "link as a multiply and an add, two instructions, so it could reach at most half that peak, "
+                     f"{w.rate(half)}; it reached {w.percent(facts['chain_share_of_half_peak'])} of that ceiling. "
+                     f"The fastest matmul did {w.times(gap_half)} that ceiling.")
+        text += constant_data(result, "the matmul rates")
     elif cpu:
         ratio = g["mm"]["gflops"] / g["chain"]["gflops"] if g["chain"] else None
         if ratio is None:
@@ -97,11 +109,11 @@ def elementwise_gap(result, references=()) -> Prose:
     dev_meta = result.meta.get("device") or {}
     bw = dev_meta.get("peak_bandwidth")
     t = ""
-    if g["chain"]:
-        t = (f"`x * 2` does the same arithmetic as the chain, yet reached {w.times(g['chain']['gflops'] / x2['gflops'])} "
-             "fewer FLOP/s: one multiplication per 8 bytes moved is far too little to keep the arithmetic units busy.")
+    t = "`x * 2` does one multiplication per 8 bytes moved"
+    if g["chain"] and g["chain"]["gflops"] > x2["gflops"]:
+        t += f", and reached {w.times(g['chain']['gflops'] / x2['gflops'])} fewer FLOP/s than the chain."
     else:
-        t = "`x * 2` does one multiplication per 8 bytes moved, far too little to keep the arithmetic units busy."
+        t += "."
     facts["x2_gflops"] = x2["gflops"]
     if bw:
         frac = x2["gbps"] * 1e9 / bw
@@ -125,9 +137,9 @@ def elementwise_gap(result, references=()) -> Prose:
                   "memory, not arithmetic, sets its speed. Chapter 2 is about that limit.")
             facts["x2_outcome"] = "memory-bound"
         else:
-            t += (f" It moved only {w.rate(x2['gbps'] * 1e9, 'B/s')}, {w.percent(frac)} of the {roof} DRAM bandwidth: "
-                  "neither arithmetic nor bandwidth limited it. Its time went to the fixed cost of a call, or to "
-                  "other programs sharing the machine (Chapter 3).")
+            t += (f" It moved only {w.rate(x2['gbps'] * 1e9, 'B/s')}, {w.percent(frac)} of the {roof} DRAM bandwidth, "
+                  "and did far fewer FLOP/s than the peak: neither roof limited it. Timing a larger array would "
+                  "show whether a fixed cost per call (Chapter 3) is what held it back.")
             facts["x2_outcome"] = "below both"
     return with_references(paragraphs(Prose(text, facts), Prose(t, {})), references, "this comparison",
                            lambda run: _reference_gap(run, cpu))

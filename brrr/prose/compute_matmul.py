@@ -57,8 +57,7 @@ def _uneven(c: dict, what: str, value) -> str:
     """The sentence for an 'uneven' curve (``value`` formats a y value)."""
     return (f" The curve is uneven: after its best at {what} = {w.number(c['best_x'])} it fell to {value(c['low'])} "
             f"at {what} = {w.number(c['low_x'])}, then came back to {value(c['last'])} at {what} = "
-            f"{w.number(c['last_x'])}. The model predicts a steady rise, so read the fall as noise: on a machine "
-            "shared with other programs, a measurement can lose its cores for a while.")
+            f"{w.number(c['last_x'])}. The model predicts a steady rise; rerunning the sweep shows whether the fall repeats.")
 
 
 def _dips(c: dict, what: str, worse: str) -> str:
@@ -68,8 +67,8 @@ def _dips(c: dict, what: str, worse: str) -> str:
     a, b = c["dips"][0]
     more = f" (and {len(c['dips']) - 1} more such dip{'s' if len(c['dips']) > 2 else ''})" if len(c["dips"]) > 1 else ""
     return (f" The rise is not smooth: {what} = {w.number(b)} {worse} {what} = {w.number(a)}{more}. "
-            "The model predicts that a larger problem is never slower per FLOP, so read that as noise: on a "
-            "machine shared with other programs, a single measurement can lose its cores for a while.")
+            "The model predicts that a larger problem is never slower per FLOP; rerunning the sweep shows whether "
+            "the dip repeats.")
 
 
 def _kind_of_peak(result) -> str:
@@ -127,8 +126,7 @@ def matmul_curve(result, references=()) -> Prose:
                      "the memory traffic, set its time.")
         else:
             text += (f" It levels off at only {frac(c['best_x'])} of the {kind}, so even there something other than "
-                     "the arithmetic units holds it back: on a shared machine, other programs take cores the "
-                     "roof was measured with.")
+                     "the arithmetic units holds it back.")
     elif c["shape"] == "still rising":
         text += (f" It was still rising at the largest size, n = {w.number(c['last_x'])}: this sweep stopped "
                  "before the curve flattened" + (" (the quick build stops at small matrices)."
@@ -143,12 +141,12 @@ def matmul_curve(result, references=()) -> Prose:
                      f"no longer fit in the {w.size(llc)} last-level cache, and the library's blocking did not "
                      "fully hide the trips to DRAM.")
         else:
-            text += " That is not what the model predicts; the likeliest cause is a busy machine during that point."
+            text += " That is not what the model predicts; rerunning the sweep shows whether it repeats."
     elif c["shape"] == "uneven":
         text += _uneven(c, "n", w.rate)
     else:
         text += (" The curve barely changed across the sweep: it never showed the rise that small matmuls "
-                 "should show, which a short sweep or a busy machine can hide.")
+                 "should show, which a short sweep can hide.")
     text += _dips(c, "n", "ran at fewer FLOP/s than")
     text += _above_roof_sentence(result, c["above"], "n")
     roof_n = _roof_size(result)
@@ -156,7 +154,7 @@ def matmul_curve(result, references=()) -> Prose:
     if busy:
         text += (f" At n = {w.number(roof_n)}, the very size the measured roof was taken at, this run reached only "
                  f"{frac(roof_n)} of it: the roof is the best of a few calls timed when `brrr` first met this "
-                 "machine, this is a median, and the machine was busier now than then.")
+                 "machine, and this is a median, timed at another moment.")
     facts = {"outcome": c["shape"], "best_flops": c["best"], "best_n": c["best_x"], "peak": c["peak"], "busy": busy,
              "best_fraction": c["best"] / c["peak"], "first_fraction": c["fractions"][c["first_x"]],
              "plateau_n": c["plateau_x"], "half_n": c["half_x"], "above_roof": c["above"]}

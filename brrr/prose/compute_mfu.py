@@ -26,7 +26,12 @@ def mfu(result, references=()) -> Prose:
     c, first = f["curve"], f["first"]
     width = result.meta.get("width", first.get("width"))
     kind = _kind_of_peak(result)
-    text = (f"On {w.device_of(result)}, with a batch of {first['batch']} the `Linear({width}, {width})` layer "
+    peak = result.meta.get("peak_flops") or first["peak_flops"]
+    text = (f"MFU here is the layer's FLOP/s over one peak, the FP32 general-math {kind} of {w.rate(peak)}: the "
+            "layer runs in float32 with TF32 off, so that is its roof"
+            + ("" if w.is_cpu(result) else "; against the tensor cores' far higher matmul peak, the convention "
+               "for whole models, every MFU here would be many times smaller")
+            + f". On {w.device_of(result)}, with a batch of {first['batch']} the `Linear({width}, {width})` layer "
             f"ran at {w.percent(c['first'])} MFU; the best batch, {w.number(c['best_x'])}, reached "
             f"{w.percent(c['best'])}")
     if c["best"] > (1 + w.SAME) * c["first"]:
@@ -44,11 +49,10 @@ def mfu(result, references=()) -> Prose:
         nbytes = {r["batch"]: r["nbytes"] for r in result.records}
         text += (f": its {w.size(nbytes[c['last_x']])} of weights and activations no longer fit in the "
                  f"{w.size(llc)} last-level cache." if llc and nbytes[c["best_x"]] <= llc < nbytes[c["last_x"]]
-                 else ", which the model does not predict; the likeliest cause is a busy machine.")
+                 else ", which the model does not predict; rerunning the sweep shows whether it repeats.")
     elif c["shape"] == "uneven":
         text += _uneven(c, "batch", w.percent)
     text += _dips(c, "batch", "had a lower MFU than")
-    peak = result.meta.get("peak_flops") or first["peak_flops"]
     bw = result.meta.get("peak_bandwidth") or (result.meta.get("device") or {}).get("peak_bandwidth")
     facts = {"outcome": c["shape"], "first_mfu": c["first"], "best_mfu": c["best"], "best_batch": c["best_x"],
              "above_roof": f["above"]}
@@ -63,8 +67,7 @@ def mfu(result, references=()) -> Prose:
         if ratio > OVERHEAD:
             text += (f" It took {w.seconds(first['seconds'])}, {w.times(ratio)} the roofline's least time of "
                      f"{w.seconds(first['roofline_seconds'])}: most of the call is neither arithmetic nor memory "
-                     "traffic but the fixed cost of a call (Chapter 3)" + (
-                         ", or time lost to other programs on a shared machine." if w.is_cpu(result) else "."))
+                     "traffic, which is what a fixed cost per call looks like (Chapter 3 measures it).")
             facts["small_batch"] = "overhead"
         elif ratio < 1:
             llc = (result.meta.get("device") or {}).get("l2_bytes")
@@ -86,15 +89,14 @@ def mfu(result, references=()) -> Prose:
         else:
             text += (f" It took {w.seconds(first['seconds'])}, {w.times(ratio)} the roofline's least time of "
                      f"{w.seconds(first['roofline_seconds'])}: the {'memory traffic' if memory else 'arithmetic'} "
-                     f"accounts for {w.percent(1 / ratio)} of the call, and the rest is the fixed cost of calling "
-                     "the layer (Chapter 3)" + (", or time lost to other programs on a shared machine."
-                                                if w.is_cpu(result) else "."))
+                     f"accounts for {w.percent(1 / ratio)} of the call, and the rest is neither; Chapter 3 measures "
+                     "the fixed cost of a call, which can account for it.")
             facts["small_batch"] = "partly overhead"
     if f["above"]:
         text += _above_roof_sentence(result, f["above"], "batch") + (
             " PyTorch's own matmul library can be faster than NumPy's." if w.is_cpu(result) else "")
     elif c["best"] >= HALF:
-        text += f" At its best the layer is close to compute-bound: {w.percent(c['best'])} of the {kind}."
+        text += f" At its best the layer reached {w.percent(c['best'])} of that FP32 {kind}."
     return with_references(Prose(text, facts), references, "this sweep", lambda run: _reference_mfu(run, c))
 
 

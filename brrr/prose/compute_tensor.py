@@ -103,7 +103,7 @@ def spec_ratios(frame) -> Prose:
                     else ""))
     between = _between(ratios, training, small) if training or small else ""
     if between:
-        text += f" The other parts, without half-rate FP64 on their spec sheets, sit in between: {between}."
+        text += f" The other parts, without half-rate FP64 on their spec sheets: {between}."
     if small:
         geforce = all("GeForce" in g for g in small)
         text += (f" The small ratios belong to {_cards(small)}"
@@ -135,6 +135,16 @@ def _tensor_kinds(result) -> list:
     return out
 
 
+def constant_data(result, what: str) -> str:
+    """A sentence for a GPU run whose matmuls multiplied constant matrices: every run recorded before
+    the experiments said what they multiply (``meta['data']``; since then, random normal values)."""
+    if result.meta.get("data") is not None or w.is_cpu(result):
+        return ""
+    return (f" The matrices behind {what} were constants (every element one), as brrr's matmul benchmarks were "
+            "before this edition: constant data switches fewer bits and lets a GPU hold a higher clock, so they "
+            "can be higher than random data gets; a rerun with this edition (random normal matrices) shows by how much.")
+
+
 def _tensor_summary(result, fp32=None, where: str = "") -> str:
     """Each kind of math's best rate and share of its peak; with ``fp32`` (the same device's
     float32 general-math sweep), how the fastest compares with it (``where``: where that is drawn)."""
@@ -146,8 +156,11 @@ def _tensor_summary(result, fp32=None, where: str = "") -> str:
             s += " (above it: the datasheet figure is conservative for this part)"
         if c["shape"] == "still rising":
             s += ", still rising at the largest size"
+        elif c["best_x"] != c["last_x"]:
+            s += f" (at the largest, n = {w.number(c['last_x'])}: {w.rate(c['last'])})"
         parts.append(s)
     text = "; ".join(parts) + "."
+    text += constant_data(result, "these rates")
     if fp32 is not None:
         best32 = _matmul_curve(fp32)["best"]
         top = max(c["best"] for _, c, _, _ in _tensor_kinds(result))

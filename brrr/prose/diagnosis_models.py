@@ -63,11 +63,25 @@ def bert_facts(data) -> dict:
             "norm_roof_gap": float(at_roof["matmul"] / at_roof["normalisation"]),
             "ew_roof_gap": float(at_roof["matmul"] / at_roof["elementwise"]),
             "mm_eff": float(eff["matmul"]), "small_eff": float(roofs[small].sum() / three.seconds[small].sum()),
-            "ridge": _matmul_ridge(t), "v100_ridge": _v100_ridge(),
+            "ridge": _matmul_ridge(t), "v100_ridge": _v100_ridge(), "mm_dtype": _matmul_dtype(t),
+            "tensor_ridge": _tensor_ridge(t), "backward": bool(t.attrs.get("backward")),
             "small_bytes": float(three.nbytes[small].sum() / three.nbytes.sum()),
             "small_flops": float(1 - mm_flops), "tokens": tokens, "shape": shape_outcome,
             "device": _device(t), "cpu": _cpu(t),
             "floor_share": _floor_share(t, small)}
+
+
+def _matmul_dtype(t) -> str:
+    """The dtype of the matmul rows (the first's), or '' where the table has none."""
+    mm = t[t.category == "matmul"]
+    return str(mm.dtype.iloc[0]) if len(mm) and "dtype" in mm else ""
+
+
+def _tensor_ridge(t) -> float:
+    """This device's ridge with its 16-bit tensor cores (their peak over the bandwidth), or NaN."""
+    s = _summary(t)
+    peak, bw = s.get("peak_flops_float16_tensor"), s.get("peak_bandwidth")
+    return float(peak / bw) if peak and bw else math.nan
 
 
 def _floor_share(t, categories) -> float:
@@ -96,7 +110,8 @@ def _causes(b) -> dict:
     eff = 1 if m < s / (1 + w.SAME) else -1 if s < m / (1 + w.SAME) else 0
     out = {}
     if ridge:
-        out["ridge"] = (ridge, f"this device's {'lower' if ridge > 0 else 'higher'} ridge")
+        out["ridge"] = (ridge, f"the {'lower' if ridge > 0 else 'higher'} ridge of {b.get('mm_dtype') or 'these'} "
+                               "matmuls")
     if eff:
         out["efficiency"] = (eff, "the matmuls running further below their roof than the small operators" if eff > 0
                              else "the small operators running further below their roofs than the matmuls")
@@ -112,9 +127,17 @@ def _why_share(b) -> tuple:
     ratio = b["v100_ridge"] / b["ridge"]
     rel = (f"{w.times(ratio)} lower" if ratio > 1 + w.SAME else
            f"{w.times(1 / ratio)} higher" if ratio < 1 / (1 + w.SAME) else "about the same")
-    text = (f" Ivanov et al. trained BERT-large on a V100 GPU, whose FP16 tensor cores put its ridge at "
-            f"{w.number(b['v100_ridge'])} FLOP/byte; the ridge of these matmuls here is {w.number(b['ridge'])} "
-            f"FLOP/byte, {rel}. The lower the ridge, the less a memory-bound operator falls behind the matmuls' "
+    dtype = b.get("mm_dtype") or ""
+    text = (f" Ivanov et al. trained BERT-large in FP16 on a V100 GPU, whose tensor cores put its ridge at "
+            f"{w.number(b['v100_ridge'])} FLOP/byte; this layer is smaller, ran "
+            f"{'forward and backward' if b.get('backward') else 'forward only'}"
+            + (f" in {dtype}" if dtype else "") + f", and the ridge of its matmuls here is {w.number(b['ridge'])} "
+            f"FLOP/byte, {rel}.")
+    tr = b.get("tensor_ridge", math.nan)
+    if dtype == "float32" and math.isfinite(tr) and abs(tr / b["ridge"] - 1) > w.SAME:
+        text += (f" The ridge is the dtype's, not only the device's: in 16 bits on its tensor cores this device's "
+                 f"ridge is {w.number(tr)} FLOP/byte, which a profile of the layer in that dtype would test.")
+    text += (" The lower the ridge, the less a memory-bound operator falls behind the matmuls' "
             f"FLOP/s, and the more of the time the matmuls take. The matmuls ran at {w.percent(b['mm_eff'])} of their "
             f"roof and the normalisation and elementwise operators at {w.percent(b['small_eff'])} of theirs.")
     causes = _causes(b)
@@ -290,8 +313,19 @@ def resnet_facts(data) -> dict:
     rows = t[t.op == "convolution"]
     if len(rows):
         image = int(list(rows.iloc[0].input_shapes[0])[-1])
+    rest = t[t.op != "convolution"]
+    fl = t.attrs.get("replay_floor_seconds")
+    calls = float(rest.calls.sum()) if "calls" in rest else float(len(rest))
     return {"conv_time": float(conv.time_share) if conv is not None else 0.0,
             "conv_flops": float(conv.flops / ops.flops.sum()) if conv is not None else 0.0,
+            "conv_rate": float(rows.flops.sum() / rows.seconds.sum()) if len(rows) and rows.seconds.sum() > 0
+            else math.nan,
+            "conv_eff": float(rows.roofline_seconds.sum() / rows.seconds.sum())
+            if len(rows) and rows.seconds.sum() > 0 and "roofline_seconds" in rows else math.nan,
+            "conv_roof": float((rows.flops / rows.roofline_seconds).max())
+            if len(rows) and "roofline_seconds" in rows and (rows.roofline_seconds > 0).all() else math.nan,
+            "rest_per_call": float(rest.seconds.sum()) / calls if calls else math.nan,
+            "floor": float(fl) if fl and math.isfinite(fl) else math.nan,
             "image": image, "regimes": regime_facts(t), "device": _device(t)}
 
 
@@ -306,13 +340,20 @@ def resnet(table, references=()) -> Prose:
         text += ": almost all of it."
         outcome = "almost all"
     elif r["conv_time"] >= 0.5:
-        text += (": most of it, but not all. Batch norm, ReLU, the residual additions and pooling touch each "
-                 "element once, and took the rest.")
+        text += ": most of it, but not all; batch norm, ReLU, the residual additions and pooling took the rest."
         outcome = "most"
     else:
-        text += (": less than half. Batch norm, ReLU, the residual additions and pooling, which touch each "
-                 "element once and do almost no FLOPs, took the larger part of the time.")
+        text += (": less than half; batch norm, ReLU, the residual additions and pooling, with almost no FLOPs, "
+                 "took the larger part of the time.")
         outcome = "less than half"
+    if math.isfinite(r["conv_rate"]) and math.isfinite(r["conv_eff"]):
+        text += (f" The convolutions ran at {w.rate(r['conv_rate'])}, {w.percent(r['conv_eff'])} of their roofline "
+                 "speed" + (f" (the profiler's roof for them: {w.rate(r['conv_roof'])})"
+                            if math.isfinite(r.get("conv_roof", math.nan)) else "") + ".")
+    if math.isfinite(r["rest_per_call"]) and math.isfinite(r["floor"]) \
+            and r["floor"] <= r["rest_per_call"] < 2 * r["floor"]:
+        text += (f" The other operators averaged {w.seconds(r['rest_per_call'])} a call, less than twice the replay "
+                 f"floor of {w.seconds(r['floor'])}: at least half of their time is the floor, not their work.")
     text += " " + _where(r["regimes"])
     facts = {"outcome": outcome, "conv_time": r["conv_time"], "conv_flops": r["conv_flops"]}
     return with_references(Prose(text, facts), references, "this profile", _reference_resnet,

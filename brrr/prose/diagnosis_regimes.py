@@ -271,8 +271,7 @@ def slow_rows(table) -> Prose:
         one = len(other) == 1
         text += (f" The roofline counts only the FLOPs and bytes of {w.listing(other)}, and something it leaves out "
                  f"holds {'it' if one else 'them'} back: more instructions per element than counted, a kernel that "
-                 "does not vectorise, a strided layout that reads memory out of order, or other programs taking "
-                 "the machine's cores.")
+                 "does not vectorise, or a strided layout that reads memory out of order.")
     return Prose(text, {"slow_rows": [(op, float(r.share), float(r.efficiency), kinds[op])
                                       for op, r in slow.iterrows()]})
 
@@ -293,8 +292,9 @@ def rows_vs_model(table) -> Prose:
                      f"{w.percent(min(1.0, len(t) * fl / total))} of the sum.")
         outcome = "rows longer"
     elif ratio < 1 / (1 + w.SAME):
-        text += (f", {w.times(1 / ratio)} as long as the rows together: the whole run also pays for Python, "
-                 "module calls and autograd bookkeeping between the operators, which no row contains.")
+        text += (f", {w.times(1 / ratio)} as long as the rows together: between the operators, the whole run also "
+                 "pays for Python, module calls" + (", autograd bookkeeping" if t.attrs.get("backward") else "")
+                 + " and issuing each operator, which no row contains.")
         outcome = "model longer"
     else:
         text += (": about the same. The time between operators that no row contains (Python, module calls) "

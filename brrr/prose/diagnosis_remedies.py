@@ -19,11 +19,23 @@ def _times(result) -> dict:
 
 
 def fusable(eval_table) -> dict:
-    """Rows that are neither matmuls nor compute-bound: their summed time and share."""
+    """Rows that are neither matmuls nor compute-bound: their summed time and share, and how many
+    of them each regime labels ({regime: rows})."""
     t = frame(eval_table)
     bound = t[(t.category != "matmul") & (t.regime != "compute-bound")]
     total = t.seconds.sum()
-    return {"seconds": float(bound.seconds.sum()), "share": float(bound.seconds.sum() / total) if total > 0 else 0.0}
+    return {"seconds": float(bound.seconds.sum()), "share": float(bound.seconds.sum() / total) if total > 0 else 0.0,
+            "regimes": {str(k): int(v) for k, v in bound.regime.value_counts().items()}}
+
+
+def _spread(runs) -> str:
+    """Each run's IQR beside its median, as the page's evidence of noise."""
+    return w.listing(f"{w.seconds(r.get('iqr_seconds', 0))} around {w.seconds(r['seconds'])}" for r in runs)
+
+
+def _overlap(a, b) -> bool:
+    """Whether two timings' medians are closer than half their IQRs together: their spreads overlap."""
+    return abs(a["seconds"] - b["seconds"]) < (a.get("iqr_seconds", 0) + b.get("iqr_seconds", 0)) / 2
 
 
 # --- torch.compile ----------------------------------------------------------------------------
@@ -32,9 +44,10 @@ def compile_outcome(result, eval_table, references=()) -> Prose:
     """What torch.compile did to the block against eager (or why it could not run), with the
     budget fusion could win back; the same on each reference GPU."""
     budget = fusable(eval_table)
+    labels = w.listing(f"{n} {k}" for k, n in sorted(budget["regimes"].items(), key=lambda kv: -kv[1]))
     text = (f"In inference mode, the rows that are neither matmuls nor compute-bound add up to "
-            f"{w.seconds(budget['seconds'])} of replayed time, {w.percent(budget['share'])} of all rows: the "
-            "time fusion can win back. ")
+            f"{w.seconds(budget['seconds'])} of replayed time, {w.percent(budget['share'])} of all rows"
+            + (f" ({labels} rows)" if labels else "") + ": the replayed time fusing them could shorten. ")
     runs = _times(result)
     eager = runs["eager"]
     facts = {"fusable_share": budget["share"]}
@@ -48,16 +61,20 @@ def compile_outcome(result, eval_table, references=()) -> Prose:
         ratio = eager["seconds"] / comp["seconds"]
         noisy = max(eager.get("iqr_seconds", 0) / eager["seconds"], comp.get("iqr_seconds", 0) / comp["seconds"]) > NOISY
         text += f"One eager run took {w.seconds(eager['seconds'])} and a compiled one {w.seconds(comp['seconds'])}"
-        if ratio > 1 + w.SAME:
+        if _overlap(eager, comp) and abs(ratio - 1) > w.SAME:
+            text += (f": their spreads (IQR {_spread((eager, comp))}) overlap, so this run cannot tell the two "
+                     "apart.")
+            outcome = "within spread"
+        elif ratio > 1 + w.SAME:
             text += f": the compiled block ran {w.times(ratio)} as fast."
             outcome = "faster"
             if w.is_cpu(result):
                 text += (" On a CPU the compiler also swaps in its own kernels for the matmuls and removes Python "
                          "and dispatch work between operators, so not all of the gain is fusion.")
         elif ratio < 1 / (1 + w.SAME):
-            text += (f": the compiled block was {w.times(1 / ratio)} slower. Compiling does not promise a speed-up: "
-                     "the generated kernels replace the eager library's tuned ones, matmuls included, and where "
-                     "little of the time is fusable there is little to win back.")
+            text += (f": the compiled block was {w.times(1 / ratio)} slower. Compiling does not promise a speed-up; "
+                     "`torch.profiler` lists the kernels each of the two ran, and `torch._dynamo.explain` whether "
+                     "the block broke into several graphs, which is where to look for the lost time.")
             outcome = "slower"
         elif budget["share"] < BIG_BUDGET:
             text += (f": about the same. The rows fusion could shorten held only {w.percent(budget['share'])} of the "
@@ -68,9 +85,9 @@ def compile_outcome(result, eval_table, references=()) -> Prose:
                      f"the replayed time: whatever the compiled kernels won back was under the {w.percent(w.SAME)} "
                      "this comparison tells apart.")
             outcome = "same, large budget"
-        if noisy:
-            text += (" The samples of one of the two spread by more than a quarter of their median: the machine "
-                     "was busy, and the two times can move by more than their difference.")
+        if noisy and outcome != "within spread":
+            text += (f" The samples spread by more than a quarter of their median (IQR {_spread((eager, comp))}): "
+                     "a second run can move each time by as much.")
         facts.update(outcome=outcome, speedup=ratio, noisy=noisy)
     return with_references(Prose(text, facts), references, "this comparison", _reference_compile, shown="table")
 
@@ -101,11 +118,15 @@ def batch_remedy(result, references=()) -> Prose:
             f"{small['overhead_ops']} of the {small['ops']} rows were overhead-bound "
             f"({w.percent(small['overhead_time_share'])} of the replayed time); with {big['batch']} sequences, "
             f"{big['overhead_ops']} of {big['ops']} ({w.percent(big['overhead_time_share'])}). The whole model took "
-            f"{w.seconds(small['model_seconds'])} and {w.seconds(big['model_seconds'])}, for {w.times(tokens)} the tokens")
+            f"{w.seconds(small['model_seconds'])} and {w.seconds(big['model_seconds'])}"
+            + (f" (IQR {w.seconds(small['model_iqr_seconds'])} and {w.seconds(big['model_iqr_seconds'])})"
+               if small.get("model_iqr_seconds") and big.get("model_iqr_seconds") else "")
+            + f", for {w.times(tokens)} the tokens")
     if gain > tokens * (1 + w.SAME):
-        text += (f", so the time per token fell {w.times(gain)}, more than the tokens grew: the larger batch took "
-                 "less time than the small one, which no cost model allows. The machine was busier during one "
-                 "of the two runs, and on a shared machine that can move a time by more than the work does.")
+        text += (f", so the time per token fell {w.times(gain)}, more than the tokens grew: the larger batch's whole "
+                 "run took less time than the small one's, which no cost model allows. Each is one median of "
+                 "whole runs, so at least one of the two is off by more than the work between them; timing each "
+                 "again (`brrr.bench`, with its IQR) tells which.")
         outcome = "fell, noisy"
     elif gain > 1 + w.SAME:
         text += f", so the time per token fell {w.times(gain)}."
@@ -115,10 +136,11 @@ def batch_remedy(result, references=()) -> Prose:
                      "batch.")
         outcome = "fell"
     else:
-        text += (f", so the time per token did not fall on this run ({w.number(gain)} times). On a machine whose "
-                 "cores are shared with other work, the two whole-model times can move by more than their "
-                 "difference.")
+        text += f", so the time per token did not fall on this run ({w.number(gain)} times)."
         outcome = "did not fall"
+    if big["overhead_ops"] == big["ops"]:
+        text += (f" Every row stayed overhead-bound at {big['batch']} sequences: each operator's work is still "
+                 "below the fixed cost of a call, so it takes a larger batch than this for rows to leave that regime.")
     i1, i2 = small.get("matmul_intensity"), big.get("matmul_intensity")
     if i1 and i2 and math.isfinite(i1) and math.isfinite(i2):
         text += (f" Two costs do not grow with the batch: the fixed cost of each call, and reading the weights, "
@@ -148,10 +170,10 @@ def precision(result, references=()) -> Prose:
     mm = f32["matmul_seconds"] / low["matmul_seconds"]
     roof = f32["matmul_roofline_seconds"] / low["matmul_roofline_seconds"]
     whole = f32["model_seconds"] / low["model_seconds"]
+    rows = f32["seconds"] / low["seconds"]
     fewer = "half the bytes" if abs(bytes_ratio - 2) < 0.05 else f"{w.times(bytes_ratio)} fewer bytes"
-    text = (f"In `{name}` the block moves {fewer} it moves in float32, which helps every memory-bound "
-            f"operator. Its matmuls took {w.seconds(low['matmul_seconds'])} against {w.seconds(f32['matmul_seconds'])} "
-            "in float32")
+    text = (f"In `{name}` the block's operators move {fewer} they move in float32. Its matmuls took "
+            f"{w.seconds(low['matmul_seconds'])} against {w.seconds(f32['matmul_seconds'])} in float32")
     if mm > 1 + w.SAME:
         text += f": {w.times(mm)} as fast."
         outcome = "faster"
@@ -162,8 +184,11 @@ def precision(result, references=()) -> Prose:
         text += ": about as fast."
         outcome = "same"
     if roof > 1 + w.SAME:
-        text += (f" The roofline, with this device's {name} roof, expected them up to {w.times(roof)} as fast: "
-                 "tensor cores do many more FLOP/s in low precision.")
+        text += (f" The roofline, with this device's {name} roof, put them up to {w.times(roof)} as fast; the "
+                 f"{name} matmuls took {w.times(low['matmul_seconds'] / low['matmul_roofline_seconds'])} their "
+                 "roofline time, against "
+                 f"{w.times(f32['matmul_seconds'] / f32['matmul_roofline_seconds'])} in float32: the {name} "
+                 "profile's rows show which regime now limits them.")
     else:
         text += (f" The roofline expected no faster matmuls: `brrr` knows no separate {name} peak for this "
                  "device, so only the halved bytes count.")
@@ -178,8 +203,11 @@ def precision(result, references=()) -> Prose:
         elif native:
             text += (" This CPU has bfloat16 dot-product instructions, so its matmul kernels can multiply "
                      "bfloat16 directly.")
-    text += f" The whole block ran {w.times(whole) + ' as fast' if whole > 1 + w.SAME else (w.times(1 / whole) + ' slower' if whole < 1 / (1 + w.SAME) else 'about as fast')}."
+    text += (f" All its rows together took {w.seconds(low['seconds'])} against {w.seconds(f32['seconds'])}: "
+             + (f"{w.times(rows)} as fast." if rows > 1 + w.SAME else
+                f"{w.times(1 / rows)} slower." if rows < 1 / (1 + w.SAME) else "about as fast."))
     facts = {"outcome": outcome, "matmul_speedup": mm, "bytes_ratio": bytes_ratio, "model_speedup": whole,
+             "rows_speedup": rows,
              "roofline_speedup": roof}
     return with_references(Prose(text, facts), references, "this comparison", _reference_precision, shown="table")
 

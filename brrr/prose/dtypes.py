@@ -12,6 +12,7 @@ from . import words as w
 from .words import ABOVE_ROOF
 
 PROPORTIONAL = 1.25   # a speed-up within 25% of the byte ratio is "in proportion to the bytes"
+ON_ROOF = 0.7         # a pointwise op at 70% of the memory roof or more sits on it (memory-bound, measured)
 
 
 def _by(result) -> dict:
@@ -95,8 +96,18 @@ def pointwise(result) -> Prose:
         else:
             outcome = "less"
         outcomes[r["dtype"]], speedups[r["dtype"]] = outcome, s
-        clauses.append(f"{_code(r['dtype'])} moves {_fraction(bytes_ratio)} and ran {speed(s)}")
-    text += " Measured: " + w.listing(clauses) + "."
+        clauses.append(f"{_code(r['dtype'])} moves {_fraction(bytes_ratio)} and ran {speed(s)}{_moved(result, r)}")
+    text += (f" Measured: `float32` moved{_moved(result, f32)[1:-1].replace('(', ' ', 1)}; "
+             + w.listing(clauses) + ".")
+    bw = result.meta.get("peak_bandwidth")
+    if bw:
+        off = [r["dtype"] for r in [f32, *others] if _bps(r) < ON_ROOF * bw]
+        if off:
+            text += (f" {w.listing(map(_code, off))} reached less than {w.percent(ON_ROOF)} of the memory roof: "
+                     f"{'its' if len(off) == 1 else 'their'} time was not {'its' if len(off) == 1 else 'their'} "
+                     "bytes over the bandwidth, so the premise above did not hold for "
+                     f"{'it' if len(off) == 1 else 'them'}, and the comparison shows what this library's kernel "
+                     "does in each type more than what the bytes cost.")
     groups = {o: [d for d, x in outcomes.items() if x == o] for o in set(outcomes.values())}
     if set(outcomes.values()) == {"proportional"}:
         text += (" Time followed the bytes, as the roofline says it must for a memory-bound op: a smaller "
@@ -111,12 +122,24 @@ def pointwise(result) -> Prose:
                         if w.is_cpu(result) else "."))
         if "more" in groups:
             text += (f" {w.listing(map(_code, groups['more']))} gained more than the bytes explain, which the "
-                     "roofline cannot account for: a noisy float32 sample or a cache effect; run it again.")
+                     "roofline cannot account for; running it again shows whether it repeats.")
         if "same" in groups or "slower" in groups:
             lost = groups.get("same", []) + groups.get("slower", [])
             text += (f" {w.listing(map(_code, lost))} moved fewer bytes and did not get faster: here the "
                      "op was not limited by DRAM traffic alone.")
     return Prose(text, {"pointwise": outcomes, "pointwise_speedup": speedups})
+
+
+def _moved(result, r) -> str:
+    """' (1.8 TB/s, 38% of the memory roof)': what a record moved, and its share of the one memory roof."""
+    bw = result.meta.get("peak_bandwidth")
+    share = f", {w.percent(_bps(r) / bw)} of the memory roof" if bw else ""
+    return f" ({w.rate(_bps(r), 'B/s')}{share})"
+
+
+def _bps(r) -> float:
+    """Bytes per second a record moved (its bytes over its time)."""
+    return r["nbytes"] / r["seconds"]
 
 
 # --- the matmul ------------------------------------------------------------------------------
@@ -182,14 +205,37 @@ def matmul(result) -> Prose:
     if same:
         text += (f" {w.listing(map(_code, same))} saved bytes and no time: for a compute-bound op the bytes "
                  "were never what took the time.")
+    text += _int8_against_16_bit(result)
     return Prose(text, {"matmul": outcomes, "matmul_speedup": speedups})
+
+
+def _int8_against_16_bit(result) -> str:
+    """On a GPU with tensor cores, an int8 matmul slower than a 16-bit float one: tensor cores that take
+    int8 (Turing and later) run it at least as fast as 16-bit floats, so this kernel did not."""
+    by = _by(result)
+    i8 = by.get(("matmul", "int8"))
+    halves = [r for d in ("bfloat16", "float16") if _ran(r := by.get(("matmul", d)))]
+    if w.is_cpu(result) or not _ran(i8) or not halves:
+        return ""
+    fast = min(halves, key=lambda r: r["seconds"])
+    if i8["seconds"] <= (1 + w.SAME) * fast["seconds"]:
+        return ""
+    text = (f" `int8` ran {w.times(i8['seconds'] / fast['seconds'])} slower than {_code(fast['dtype'])}, though "
+            "tensor cores that take int8 (NVIDIA's since Turing) run it at least as fast as 16-bit floats: this "
+            "int8 matmul did not get that rate.")
+    if result.meta.get("int8_b") is None:
+        text += (" Its second matrix was row-major, a layout int8 tensor-core kernels do not take directly; this "
+                 "edition passes it column-major, and a rerun shows what that changes.")
+    return text
 
 
 # --- roofs, physics, what did not run --------------------------------------------------------
 
 def roofs(result) -> Prose:
     """Which roofs are drawn and where they come from, and any measurement above its roof."""
-    peaks = {r["dtype"]: r.get("peak_flops") for r in result.records}
+    peaks = {}
+    for r in sorted(result.records, key=lambda r: r["op"] != "matmul"):   # a type's matmul roof, else its own
+        peaks.setdefault(r["dtype"], r.get("peak_flops"))
     none = [d for d, p in peaks.items() if not p]
     bw = result.meta.get("peak_bandwidth")
     if w.is_cpu(result):

@@ -18,11 +18,11 @@ from .fusion_bends import BARELY, BEND_SLOPE, MAIN, _bend_sentence, bend, fusers
 from .fusion_compiled import NOISY, epilogue, generated
 from .fusion_cos import cos_chain, floor_k, marginal_cost
 from .fusion_model import BUSY, CLOSE, FLOOR, OP_WORDS, prediction
-from .fusion_speedups import (CEILING, FOCUS_K, LEVEL, SERIAL, compute_from, curve, focus, fusers_of, kernel_speedups,
+from .fusion_speedups import (CEILING, FOCUS_K, LEVEL, compute_from, curve, focus, fusers_of, kernel_speedups,
                               levelled, rate_trend, serial_bound, serial_words)
 from .words import ABOVE_ROOF
 
 __all__ = ["ABOVE_ROOF", "BARELY", "BEND_SLOPE", "BUSY", "CEILING", "CLOSE", "FLOOR", "FOCUS_K", "LEVEL", "MAIN",
-           "NOISY", "OP_WORDS", "SERIAL", "_bend_sentence", "bend", "compute_from", "cos_chain", "curve", "epilogue",
+           "NOISY", "OP_WORDS", "_bend_sentence", "bend", "compute_from", "cos_chain", "curve", "epilogue",
            "floor_k", "focus", "fusers", "fusers_of", "generated", "kernel_speedups", "levelled", "marginal_cost",
            "prediction", "rate_trend", "serial_bound", "serial_words"]

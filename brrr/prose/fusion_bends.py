@@ -10,20 +10,29 @@ from . import Prose, paragraphs, with_references
 from . import words as w
 from .fusion_model import _ops
 from .words import ABOVE_ROOF
-from .fusion_speedups import (CEILING, _rate, _skipped, _speedup_sentence, ceiling_words, curve, focus, fusers_of,
-                              levelled, rate_trend, trend_words)
+from .fusion_speedups import (CEILING, _rate, _skipped, _speedup_sentence, curve, focus, fusers_of, levelled,
+                              rate_trend, serial_words, trend_words)
 
-BEND_SLOPE = 0.5    # the curve "bends" where log(speed-up) grows less than half as fast as log(k)
+BEND_SLOPE = 0.8    # the curve "bends" where log(speed-up) grows less than 0.8 times as fast as log(k)
+#                     (a doubling of k that buys less than 1.74 times the speed-up)
 BARELY = 1.1        # a fused time that grew less than 10% over a step "barely grew"
 MAIN = 2 / 3        # a side that made two thirds of a bend is its main cause
 
 
+def own_crossover(c: dict):
+    """The chain length where the fused kernel's arithmetic, at the most its op can reach
+    (:data:`~.fusion_speedups.CEILING` of the peak), takes as long as its bytes: the model's
+    crossover (the dotted line, which takes the whole peak) times that share. None without one."""
+    cross = c["crossover"]
+    return cross * CEILING.get(c["op"], 1.0) if cross else cross
+
+
 def bend(c: dict) -> dict:
     """Where a fuser's speed-up curve bends relative to the chain length where the fused kernel
-    reaches the ridge: at the first point from which the speed-up grows less than
+    reaches the ridge at the most its op can reach (:func:`own_crossover`): at the first point from which the speed-up grows less than
     ``k ** BEND_SLOPE`` does (a log-slope below ``BEND_SLOPE``), both to the next point and to
     the longest chain; the bend lies between that point and the next."""
-    pts, cross = c["points"], c["crossover"]
+    pts, cross = c["points"], own_crossover(c)
     at = None
     for i, (a, b) in enumerate(zip(pts, pts[1:])):
         # to the next point and on to the end of the sweep: one noisy point is not a bend
@@ -44,6 +53,7 @@ def bend(c: dict) -> dict:
     else:
         outcome = "at"
     out = {"outcome": outcome, "between": (at[0]["k"], at[1]["k"]) if at else None, "crossover": cross,
+           "model_crossover": c["crossover"],
            "kmax": kmax, "fused_growth": None, "unfused_growth": None, "fused_share": None, "cause": None}
     if at:
         out.update(_cause(*at))
@@ -63,28 +73,50 @@ def _cause(a: dict, b: dict) -> dict:
     return {"fused_growth": fg, "unfused_growth": ug, "fused_share": share, "cause": cause}
 
 
+def _ceiling_share(c: dict, rate: float) -> str:
+    """'59% of the most a chain of multiplications can reach (50% of the roof's peak)', or of the
+    roof's peak where the op reaches the whole of it or has no known ceiling."""
+    peak, share = c["roof"].peak_flops, CEILING.get(c["op"])
+    if share and share != 1.0:
+        return (f"{w.percent(rate / (share * peak))} of the most a chain of {_ops(c['op'])} can reach "
+                f"({w.percent(share)} of the roof's peak)")
+    return f"{w.percent(rate / peak)} of the roof's peak FLOP/s"
+
+
+def line_sentence(c: dict) -> str:
+    """What the dotted line marks, and where a chain of this op reaches its own crossover."""
+    cross, own = c["crossover"], own_crossover(c)
+    if not cross:
+        return ""
+    text = (f"The dotted line (k = {w.number(cross)}) is the chain length where the fused kernel's arithmetic, "
+            "at the roof's peak, would take as long as its bytes.")
+    if own != cross:
+        text += (f" That peak counts a fused multiply-add as two FLOPs; a {_ops(c['op'], 1)} is one FLOP per "
+                 f"instruction, so a chain of {_ops(c['op'])} reaches its own crossover at "
+                 f"{w.percent(CEILING[c['op']])} of that length, k = {w.number(own)}.")
+    return text
+
+
 def _bend_sentence(c: dict, name: str, subject_cap: str = "The") -> tuple:
     b = bend(c)
     o, cross = b["outcome"], b["crossover"]
-    line = f"the dotted line (k = {w.number(cross)})"
+    line = f"k = {w.number(cross)}"
     if o == "too few points":
         return "", b
+    last = c["points"][-1]
     if o == "no bend, sweep short":
         return (f"{subject_cap} `{name}` curve did not bend within the sweep, which stops at "
-                f"k = {w.integer(b['kmax'])}, before {line}: as the model predicts, fusing kept paying in "
-                "proportion to the chain's length.", b)
-    last = c["points"][-1]
+                f"k = {w.integer(b['kmax'])}, before {line}: its speed-up kept growing about as fast as k, to "
+                f"{w.number(last['speedup'])} at k = {w.integer(b['kmax'])}.", b)
     if o == "no bend past the line":
-        text = (f"{subject_cap} `{name}` curve did not bend even past {line}, up to k = {w.integer(b['kmax'])}.")
-        roof = c["roof"]
-        if roof and last["fused_flops"] > ABOVE_ROOF * roof.peak_flops:
-            text += (f" Its longest fused chain did {w.rate(last['fused_flops'])}, more than the roof's peak of "
-                     f"{w.rate(roof.peak_flops)}: this chain's arithmetic runs faster than the peak in the model, "
-                     "so the real crossover lies further right.")
-        else:
-            text += (f" The longest chain is only {w.times(b['kmax'] / cross)} the crossover, where the model's "
-                     f"own curve has barely begun to flatten (it predicts {w.number(last['predicted'])} there, "
-                     f"against {w.integer(b['kmax'])} for a memory-bound chain).")
+        text = (f"{subject_cap} `{name}` curve did not bend even past {line}, up to k = {w.integer(b['kmax'])} "
+                f"(speed-up {w.number(last['speedup'])}).")
+        roof, share = c["roof"], CEILING.get(c["op"], 1.0)
+        if roof and last["fused_flops"] > ABOVE_ROOF * share * roof.peak_flops:
+            text += (f" Its longest fused chain did {w.rate(last['fused_flops'])}, more than the most the model "
+                     "lets this chain's arithmetic reach, so the real crossover lies further right.")
+        elif roof:
+            text += serial_words(c, last)[1]
         return text, b
     a, z = b["between"]
     text = f"{subject_cap} `{name}` curve bends between k = {w.integer(a)} and {w.integer(z)}, "
@@ -92,36 +124,12 @@ def _bend_sentence(c: dict, name: str, subject_cap: str = "The") -> tuple:
     if o == "before":
         text += f"before {line}." + _steps(b, a, z) + ("" if b["cause"] == "unfused" else _why_fused_grew(c, pb))
     elif o == "at":
-        trend, pair = rate_trend(c, pb)
-        if trend == "compute":
-            text += f"around {line}, where the model puts it: past it the fused kernel is " + _held(c, pb)
-        else:
-            text += f"around {line}, where the model puts it." + _why_fused_grew(c, pb)
+        text += f"around {line}, where the model puts it." + _why_fused_grew(c, pb)
     else:
-        text += f"only after {line}: past the model's crossover the fused kernel's time still did not grow with k."
-        if c["roof"] and pa["fused_flops"] > ABOVE_ROOF * c["roof"].peak_flops:
-            text += (f" At k = {w.integer(a)} it did {w.rate(pa['fused_flops'])}, more than the roof's peak: this "
-                     "chain's arithmetic runs faster than the peak assumes, so its real crossover lies further right.")
-        elif c["roof"]:
-            text += (f" At k = {w.integer(a)} it ran at {w.percent(pa['fused_flops'] / c['roof'].peak_flops)} of the "
-                     "roof's peak FLOP/s, below the compute roof, so its time was still spent on the bytes, "
-                     "which it moved more slowly than the roof's bandwidth.")
+        text += f"only after {line}: past that crossover the fused kernel's time still did not grow with k."
+        if c["roof"]:
+            text += serial_words(c, pa)[1]
     return text, b
-
-
-def _held(c: dict, p: dict) -> str:
-    """'compute-bound, its FLOP rate levelled off at about 37% of the roof's peak.' where the rate
-    stopped rising over the sweep's last step (:func:`~.fusion_speedups.levelled`); else the rise,
-    from ``p`` to the longest chain, against the most the chain's op can reach."""
-    peak = c["roof"].peak_flops
-    flat, last = levelled(c, p)
-    if flat:
-        return f"compute-bound, its FLOP rate levelled off at about {w.percent(_rate(p) / peak)} of the roof's peak."
-    share = CEILING.get(c["op"])
-    towards = (f", approaching {ceiling_words(c['op'])}" if share and _rate(last) < share * peak else "")
-    return (f"mostly held back by its arithmetic, though its FLOP rate had not levelled off: it was still rising, "
-            f"from {w.percent(_rate(p) / peak)} of the roof's peak at k = {w.integer(p['k'])} to "
-            f"{w.percent(_rate(last) / peak)} at k = {w.integer(last['k'])}{towards}.")
 
 
 def _steps(b: dict, a: int, z: int) -> str:
@@ -139,27 +147,28 @@ def _steps(b: dict, a: int, z: int) -> str:
 
 
 def _why_fused_grew(c: dict, p: dict) -> str:
-    """Why the fused kernel's time grew by point ``p``, from its FLOP rate over the whole sweep
-    (:func:`~.fusion_speedups.rate_trend`): its arithmetic (the rate levelled off), neither roof
-    (the rate fell), both (still rising) or something else (far below the peak)."""
+    """How the fused kernel stood at point ``p``, from its FLOP rate over the whole sweep
+    (:func:`~.fusion_speedups.rate_trend`): held by its arithmetic (the rate levelled off), its
+    rate against its two roofline times (still rising, or far below the peak), or a rate that fell."""
     trend, pair = rate_trend(c, p)
     k = w.integer(p["k"])
-    if trend == "compute":
-        flat, last = levelled(c, p)
-        held = ("" if last["k"] <= p["k"] else f", and held near that rate up to k = {w.integer(last['k'])}" if flat
-                else f", and was still rising, to {w.percent(_rate(last) / c['roof'].peak_flops)} at "
-                     f"k = {w.integer(last['k'])}")
-        return (f" At k = {k} it ran at {w.percent(_rate(p) / c['roof'].peak_flops)} of the roof's peak "
-                f"FLOP/s{held}: the fused kernel became compute-bound sooner than the model says. The model's peak "
-                "counts a fused multiply-add as two FLOPs; a chain of "
-                f"{_ops(c['op'])} issues one FLOP per instruction, so its own compute roof is at most half the "
-                "peak and its crossover at most half as far out. The model is only as good as its peak, and "
-                "the peak has to match the arithmetic being done.")
+    if not c["roof"]:
+        return ""
+    if trend == "compute" and levelled(c, p)[0]:
+        last = c["points"][-1]
+        held = "" if last["k"] <= p["k"] else f", and held near that rate up to k = {w.integer(last['k'])}"
+        return (f" At k = {k} it ran at {_ceiling_share(c, _rate(p))}{held}: its time grew with its "
+                "arithmetic, as the model says past the crossover.")
+    if trend in ("compute", "rising"):
+        last = c["points"][-1]
+        rise = ("" if last["k"] <= p["k"] else
+                f", still rising, to {w.percent(_rate(last) / (CEILING.get(c['op'], 1.0) * c['roof'].peak_flops))} "
+                f"at k = {w.integer(last['k'])}")
+        return f" At k = {k} it ran at {_ceiling_share(c, _rate(p))}{rise}." + serial_words(c, p, say_k=False)[1]
     if trend == "idle":
-        return (f" At k = {k}, though, the fused kernel ran at only "
-                f"{w.percent(_rate(p) / c['roof'].peak_flops)} of the roof's peak FLOP/s, far from compute-bound: on "
-                "this run its time went to something the model leaves out (threads waiting for one another, other "
-                "programs sharing the cores), so the bend says little about the roofline here.")
+        return (f" At k = {k}, though, the fused kernel ran at only {w.percent(_rate(p) / c['roof'].peak_flops)} "
+                "of the roof's peak FLOP/s, far from compute-bound, so the arithmetic the model adds does not "
+                "explain this bend." + serial_words(c, p, say_k=False)[1])
     return trend_words(c, trend, pair, p)
 
 
@@ -187,6 +196,15 @@ def fusers(kernels, compiled, kernels_reference=(), compiled_reference=()) -> Pr
                          f"({w.number(p['speedup'])} against {w.number(mine['speedup'])}); its baseline is "
                          "different, though: eager PyTorch, one dispatched operation per link.")
                 facts["torch_over_kernels"] = ratio
+            both = {q["k"]: q for q in curve(kernels, own[0])["points"]}
+            top = max((q for q in tc["points"] if q["k"] in both), key=lambda q: q["k"], default=None)
+            if top is not None:
+                theirs = both[top["k"]]
+                text += (f" At k = {w.integer(top['k'])}, the longest chain both ran, `torch.compile`'s fused kernel "
+                         f"took {w.seconds(top['fused_seconds'])} ({w.rate(top['fused_flops'])}) and the "
+                         f"`{theirs['library']}` one {w.seconds(theirs['fused_seconds'])} "
+                         f"({w.rate(theirs['fused_flops'])}): the same arithmetic and bytes, in different code.")
+                facts["fused_ratio_at_longest"] = theirs["fused_seconds"] / top["fused_seconds"]
         parts.append(Prose(text, {f"torch_{k}": v for k, v in facts.items()}))
     bends = []
     for run, b in [(kernels, b) for b in own] + ([(compiled, "torch_compile")] if tc and tc["points"] else []):
@@ -195,7 +213,9 @@ def fusers(kernels, compiled, kernels_reference=(), compiled_reference=()) -> Pr
         if text:
             bends.append(Prose(text, {f"bend {b}": facts["outcome"], f"bend {b} between": facts["between"]}))
     if bends:
-        parts.append(Prose(" ".join(p.text for p in bends), {k: v for p in bends for k, v in p.facts.items()}))
+        intro = line_sentence(curve(kernels if own else compiled, own[0] if own else "torch_compile"))
+        parts.append(Prose(" ".join([intro] * bool(intro) + [p.text for p in bends]),
+                           {k: v for p in bends for k, v in p.facts.items()}))
     return with_references(paragraphs(*parts), list(kernels_reference) + list(compiled_reference), "these sweeps",
                            _reference_bends)
 

@@ -4,7 +4,7 @@ against the roofline's bound.
 """
 from __future__ import annotations
 
-from . import Prose, with_references
+from . import Prose, needs_measurements, with_references
 from . import words as w
 from .fusion_model import _count, _ops, _relation, _roof_kind, _roof_of
 from .words import ABOVE_ROOF
@@ -14,6 +14,7 @@ NOISY = 0.2         # an interquartile range above 20% of the median is a noisy 
 
 # --- what torch.compile generated -------------------------------------------------------------
 
+@needs_measurements
 def generated(info: dict, k: int = 4, op: str = "mul") -> Prose:
     """What ``torch.compile`` made of a chain of ``k`` ops (``info`` from
     :func:`brrr.experiments.fusion.inspect_compiled`)."""

@@ -13,7 +13,6 @@ from .words import ABOVE_ROOF
 
 FOCUS_K = 16        # the chain length the chapter quotes
 LEVEL = 0.9         # a rate "levelled off" where the sweep's last step grew the fused time >= 90% of k's growth
-SERIAL = 0.75       # bytes and arithmetic one after the other "explain" a time when they add up to >= 75% of it
 CEILING = {"mul": 0.5, "add": 0.5, "fma": 1.0}   # the share of the peak (which counts an FMA as two FLOPs)
 #                                                   that a chain of each op can reach at most
 
@@ -110,32 +109,29 @@ def serial_bound(c: dict, p: dict):
     return tb, ta, (tb + ta) / p["fused_seconds"]
 
 
-def serial_words(c: dict, p: dict) -> tuple:
-    """The sentence on a fused kernel that fell short far from both roofs, from :func:`serial_bound`:
-    ``('serial', text)`` where bytes then arithmetic explain at least ``SERIAL`` of its time,
-    ``('overlapped', text)`` where it beat even that sum, ``('unexplained', text)`` below ``SERIAL``,
-    ``(None, '')`` where there is no such bound."""
+def serial_words(c: dict, p: dict, explain: bool = False, say_k: bool = True) -> tuple:
+    """The fused kernel at ``p`` against its two roofline times, from :func:`serial_bound`: the
+    bytes at the roof's bandwidth, the arithmetic at the most its op can reach, and the measured time
+    as a multiple of the longer one (the roofline's bound). ``('overlapped', text)`` where the
+    two one after the other would take more than the measured time (so they overlapped at least in
+    part), ``('bound', text)`` otherwise, ``(None, '')`` where there is no such bound. The measured
+    time alone does not say whether the two overlapped when it is longer than their sum.
+    ``explain``: say why a chain of this op reaches only part of the peak; ``say_k``: name the point's k."""
     bound = serial_bound(c, p)
     if bound is None:
         return None, ""
     tb, ta, share = bound
     t = p["fused_seconds"]
-    lead = (f" Its bytes take {w.seconds(tb)} at the roof's bandwidth and its {_ops(c['op'])} "
-            f"{w.seconds(ta)} at {ceiling_words(c['op'])}")
+    share_words = ceiling_words(c["op"]) if explain else ("the peak" if CEILING[c["op"]] == 1.0 else
+                                                           f"{w.percent(CEILING[c['op']])} of the peak")
+    lead = f"At k = {w.integer(p['k'])} its" if say_k else "Its"
+    text = (f" {lead} bytes take {w.seconds(tb)} at the "
+            f"roof's bandwidth and its {_ops(c['op'])} {w.seconds(ta)} at {share_words}; it took {w.seconds(t)}, "
+            f"{w.times(t / max(tb, ta))} the longer of the two, which is the roofline's bound")
     if share > ABOVE_ROOF:
-        return "overlapped", (
-            f"{lead}; one after the other that would be {w.seconds(tb + ta)}, more than the {w.seconds(t)} "
-            f"measured, so the two partly overlapped, though not as fully as the roofline's max of the two "
-            f"({w.seconds(max(tb, ta))}) assumes.")
-    if share >= SERIAL:
-        return "serial", (
-            f"{lead}; one after the other that is {w.seconds(tb + ta)}, {w.percent(share)} of the {w.seconds(t)} "
-            f"measured: its {_ops(c['op'])} and its memory traffic did not overlap, and the roofline's max of the "
-            "two assumes they do.")
-    return "unexplained", (
-        f"{lead}; even one after the other that is only {w.seconds(tb + ta)}, {w.percent(share)} of the "
-        f"{w.seconds(t)} measured: the rest went to what the model leaves out (the loop's own overhead, threads "
-        "waiting for one another, other programs sharing the cores).")
+        return "overlapped", (f"{text}. One after the other the two would take {w.seconds(tb + ta)}, more than it "
+                              "took, so they overlapped at least in part.")
+    return "bound", text + "."
 
 
 def rate_trend(c: dict, p: dict) -> tuple:
@@ -176,9 +172,8 @@ def trend_words(c: dict, trend: str, pair: tuple, p: dict, rate_said: bool = Fal
         return (f"{lead} did not level off: {fall}, where a kernel held back by its arithmetic keeps its rate. "
                 "Neither roof explains that: the time went to something the model leaves out.")
     top = pair[1]
-    return (f"{lead} was still rising (to {w.percent(_rate(top) / peak)} at k = {w.integer(top['k'])}): it sat "
-            "between the two limits, where its arithmetic and its traffic both take time and do not fully "
-            "overlap, which the roofline's max of the two leaves out.")
+    return (f"{lead} was still rising (to {w.percent(_rate(top) / peak)} at k = {w.integer(top['k'])}): it had "
+            "reached neither limit." + serial_words(c, p, say_k=False)[1])
 
 
 def _why(p: dict, c: dict, run) -> str:
@@ -211,10 +206,7 @@ def _why(p: dict, c: dict, run) -> str:
         elif roof:
             rates = (f" It ran at {w.percent(p['fused_flops'] / roof.peak_flops)} of the roof's peak FLOP/s and moved "
                      f"its bytes at {w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth")
-            kind, words_ = serial_words(c, p)
-            text += (rates + "." + words_ if kind else
-                     rates + ", far from both limits: the time went to what the model leaves out (the loop's own "
-                     "overhead, threads waiting for one another, other programs sharing the cores).")
+            text += rates + "." + serial_words(c, p, explain=True, say_k=False)[1]
         return text
     return ""
 
@@ -266,10 +258,13 @@ def kernel_speedups(kernels, references=()) -> Prose:
         why = _skipped(kernels, "brrr") or "no fuser could run here"
         parts.append(Prose(f"The hand-written kernels did not run on this machine ({why}), so this run has no "
                            "measured speed-up to set against the model.", {"outcome": "no data"}))
+    first = None
     for b in fusers:
         c = curve(kernels, b)
         name = c["points"][0]["library"] if c["points"] else b
         text, facts = _speedup_sentence(c, kernels, f"the `{name}` kernels")
+        text += _absolute(c, name, first)
+        first = first or (c, name)
         parts.append(Prose(text, {**facts, "fuser": b, "outcome": facts.get("relation")}))
     if "cupy_fuse" not in fusers:
         why = _plain(_skipped(kernels, "cupy_fuse"), "cupy.fuse")
@@ -277,6 +272,22 @@ def kernel_speedups(kernels, references=()) -> Prose:
             parts.append(Prose(f"`cupy.fuse` was skipped: {why}.", {"cupy_fuse": "skipped"}))
     # the section shows this sweep as a table; the speed-up figure comes with the next section's text
     return with_references(paragraphs(*parts), references, "this sweep", _reference_speedups, shown="table")
+
+
+def _absolute(c: dict, name: str, first) -> str:
+    """A speed-up is a ratio of two of the fuser's own kernels: how fast its fused kernel itself ran,
+    at the focus k, as a share of the roof's bandwidth, and against the first fuser's fused kernel."""
+    p, roof = focus(c["points"]), c["roof"]
+    if p is None or not roof:
+        return ""
+    text = (f" A speed-up compares two of the same library's kernels; in absolute terms, its fused kernel "
+            f"moved its bytes at {w.rate(p['fused_bw'], 'B/s')} at k = {w.integer(p['k'])}, "
+            f"{w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth")
+    q = focus(first[0]["points"]) if first else None
+    if q is not None and q["k"] == p["k"]:
+        how, words_ = w.longer_or_shorter(p["fused_seconds"], q["fused_seconds"], f"the `{first[1]}` one")
+        text += f", and it took {w.seconds(p['fused_seconds'])}, {words_}"
+    return text + "."
 
 
 def _reference_speedups(run) -> Prose:

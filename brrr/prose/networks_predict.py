@@ -11,6 +11,7 @@ import math
 from . import Prose, with_references
 from . import words as w
 from ..intensity_paper import PAPER_EQ6, PAPER_TABLE_VI
+from ..results import needs_measurements
 
 BETTER = 0.10      # one metric's r above the other's by more than this "tracks better"
 OUT_OF_LINE = 10.0  # a network (or kind) whose ratio is this many times the median one's is "out of line"
@@ -59,9 +60,6 @@ def network_predictions(result, references=()) -> Prose:
     median = statistics_median(list(ratios[best].values()))
     text += (f"The closest prediction was {_WORDS[best]}: the median network took {w.times(median)} the time "
              "it predicts.")
-    if best == "all_layers_seconds" and spread["all_layers_seconds"] < spread["conv_fc_seconds"]:
-        text += (" Charging the layers that do no MACs for the activations they move is what brings it "
-                 "closer: $M_c$ does not see them, but $A$ counts their every output.")
     worst = max(ratios[best], key=ratios[best].get)
     facts["worst"] = worst
     text += (f" It missed {worst} most ({w.times(ratios[best][worst])} the predicted time).")
@@ -74,15 +72,62 @@ def network_predictions(result, references=()) -> Prose:
                  "layer, so a time like that says more about the machine's load than about the network: run the "
                  "cell again to see whether it repeats." if w.is_cpu(result) else
                  "Run the cell again to see whether it repeats.")
+    text += _overhead_words(result, median, facts)
+    cached = [r["network"] for r in result.records
+              if any(str(x).startswith("cache-resident") for x in r.get("warnings", []))]
+    facts["cache_resident"] = cached
+    if cached:   # H200 review item 14: the paper's corner case, a chip whose cache holds a small network
+        text += (f" `brrr.bench` flagged {w.listing(cached)} as cache-resident: {'its' if len(cached) == 1 else 'their'} "
+                 "weights and activations together are under four times this device's last-level cache, so part of "
+                 "their traffic can stay on chip, and the byte counts, made for DRAM, overstate it.")
     noisy = [r["network"] for r in result.records if any(str(x).startswith("noisy") for x in r.get("warnings", []))]
     facts["noisy"] = noisy
     if noisy:
-        text += (f" `brrr.bench` warned that the timings of {w.listing(noisy)} were noisy (other work on the "
-                 "machine), so read these ratios to one significant digit.")
+        text += (f" `brrr.bench` warned that the timings of {w.listing(noisy)} were noisy (their samples "
+                 "spread widely), so read these ratios to one significant digit.")
     return with_references(Prose(text, facts), references, "these network timings",
                            lambda run: Prose(f"{w.reference_intro(run)}, the median network took "
                                              f"{w.times(statistics_median(list(_ratios(run)[best].values())))} "
                                              "the time the same prediction gives there."))
+
+
+def _overhead_words(result, median: float, facts: dict) -> str:
+    """What set the measured times, by the book's rule (Chapter 3): where the run counted each
+    network's operators and measured the fixed cost of a call, which networks are overhead-bound
+    (operators x that cost at least their every-layer roofline time) and how much of their time that
+    fixed cost is; without those counts, how a reader could test it, when the measured times lie far
+    above the closest prediction."""
+    from ..intensity_predict import overhead_bound
+    over = overhead_bound(result)
+    if not over:
+        if median <= OUT_OF_LINE:
+            return ""
+        facts["overhead"] = "not measured"
+        return (f" A time {w.times(median)} what the roofline gives is set by neither of its two terms. At batch 1 "
+                "each layer is a small kernel, and each kernel launch has a fixed cost (Chapter 3) that no count of "
+                "MACs or activations sees: dividing each time by the number of operators its forward pass runs, or "
+                "timing a larger batch, or replaying the forward pass with CUDA graphs (Chapter 3), tests whether "
+                "that cost sets these times. Until then, read these times as the price of running these networks "
+                "one image at a time, not as a test of $AI_c$ or DI.")
+    bound = sorted(n for n, o in over.items() if o["overhead_bound"])
+    facts["overhead_bound"] = bound
+    call = result.meta["call_seconds"]
+    per_op = {r["network"]: r["seconds"] / r["operators"] for r in result.records if r["network"] in over}
+    shares = [over[n]["share_of_time"] for n in over]
+    text = (f" Divided by the operators each forward pass dispatched, the time per operator was {w.seconds(min(per_op.values()))} "
+            f"to {w.seconds(max(per_op.values()))}; a minimal PyTorch call costs {w.seconds(call)} on this machine, so "
+            f"the operators' fixed cost alone is {w.percent(min(shares))} to {w.percent(max(shares))} of the measured "
+            "times.")
+    if bound:
+        rest = sorted(set(over) - set(bound))
+        text += (f" By the book's rule (Chapter 3) {w.listing(bound)} {'is' if len(bound) == 1 else 'are'} "
+                 "overhead-bound at this batch: that fixed cost is at least the time the roofline gives "
+                 f"{'it' if len(bound) == 1 else 'them'}, so {'its time says' if len(bound) == 1 else 'their times say'} "
+                 "little about $AI_c$ or DI" + (f"; only {w.listing(rest)} {'is' if len(rest) == 1 else 'are'} not." if rest
+                                                else "."))
+    else:
+        text += " By the book's rule (Chapter 3) none of the networks is overhead-bound at this batch."
+    return text
 
 
 def statistics_median(values) -> float:
@@ -107,27 +152,33 @@ def bound_calls(result, bounds: dict) -> Prose:
         return Prose(text, facts)
     parts = []
     for n, b in split.items():
-        near, pct = b["share"] >= NEAR_ROOF, w.percent(b["share"])
-        if b["di"] == "compute":
-            side = "DI" if near else "$AI_c$"
-            how = (f"it reached {pct} of the peak FLOP/s, near the compute roof, as DI says" if near else
-                   f"it reached only {pct} of the peak FLOP/s, far below the compute roof DI puts it under")
-        else:
-            side = "$AI_c$" if near else "DI"
-            how = (f"yet it reached {pct} of the peak FLOP/s, as a compute-bound network would" if near else
-                   f"it reached {pct} of the peak FLOP/s, as DI's call suggests")
+        # a metric is borne out only where the network came near the roof that metric puts it under:
+        # far below both roofs, the measurement sides with neither (a low share of peak FLOP/s alone
+        # does not show a network memory-bound)
+        near = {m: b.get(f"{m}_roof_share", b["share"] if b[m] == "compute" else 0.0) >= NEAR_ROOF
+                for m in ("ai_c", "di")}
+        side = "both" if all(near.values()) else "DI" if near["di"] else "$AI_c$" if near["ai_c"] else "neither"
+        shares = ", ".join(f"{w.percent(b[f'{m}_roof_share'])} of the {b[m]} roof {label} puts it under"
+                           for m, label in (("ai_c", "$AI_c$"), ("di", "DI")) if f"{m}_roof_share" in b)
+        how = f"it reached {w.percent(b['share'])} of the float32 peak FLOP/s" + (f", {shares}" if shares else "")
         parts.append(f"{n} ({b['ai_c']}-bound by $AI_c$, {b['di']}-bound by DI: {how})")
         facts[n] = side
     text = (f"$AI_c$ and DI disagree about the side of this device's ridge for {w.listing(parts)}. ")
-    if all(facts[n] == "$AI_c$" for n in split):
-        text += ("The measurement sides with $AI_c$ here: time on this device follows the bytes a network moves, "
-                 "and the paper's DI, fitted to energy on two GPUs, is not a roofline.")
+    sides = {facts[n] for n in split}
+    if sides == {"neither"}:
+        text += ("Each of them stayed far below the roof of both metrics (under "
+                 f"{w.percent(NEAR_ROOF)} of it), so the measurement sides with neither: something other than the "
+                 "roofline's two terms set these times.")
+        facts["outcome"] = "neither"
+    elif sides == {"$AI_c$"}:
+        text += "The measurement sides with $AI_c$ here: each came near the roof $AI_c$ puts it under."
         facts["outcome"] = "ai_c"
-    elif all(facts[n] == "DI" for n in split):
-        text += "The measurement sides with DI here."
+    elif sides == {"DI"}:
+        text += "The measurement sides with DI here: each came near the roof DI puts it under."
         facts["outcome"] = "di"
     else:
-        text += "The measurement sides with each metric for some of them."
+        text += ("Which metric the measurement bears out differs from network to network: a network supports a "
+                 "metric's call only where it came near the roof that metric puts it under.")
         facts["outcome"] = "mixed"
     if memory:
         text += f" Both metrics put {w.listing(memory)} left of the ridge."
@@ -147,15 +198,21 @@ def throughput_correlation(corr: dict, sweep) -> Prose:
              "and the P100, its Table VI")
     if r_di - r_ai > BETTER:
         outcome = "di"
-        text += f"DI tracks time better, as the paper found for energy ({cited}). "
+        text += f"DI's r is the higher, as it was for energy in the paper ({cited}). "
     elif r_ai - r_di > BETTER:
         outcome = "ai_c"
-        text += (f"Here $AI_c$ tracks time better, the reverse of what the paper found for energy ({cited}). "
-                 "Time and energy are different targets, and the paper itself expects $\\alpha$ to need "
-                 "recalibrating on a CPU (its Sec. V). ")
+        text += f"$AI_c$'s r is the higher, the reverse of what the paper found for energy ({cited}). "
     else:
         outcome = "similar"
-        text += "The two track time about equally well here. "
+        text += "The two are about equally correlated with throughput here. "
+    per_op = corr.get("per_operator")
+    if per_op is not None and math.isfinite(per_op):
+        text += f"Throughput against the MACs each dispatched operator carries gives r = {w.number(per_op, 2)}"
+        if per_op > max(r_ai, r_di) + BETTER:
+            text += (", higher than either metric: the work per operator ranks these times better than either "
+                     "intensity does, which is what a fixed cost per operator (Chapter 3) would do. ")
+        else:
+            text += ". "
     lo, hi = corr["di_interval"]
     least = PAPER_EQ6["minimum"]
     if math.isfinite(lo):
@@ -172,7 +229,7 @@ def throughput_correlation(corr: dict, sweep) -> Prose:
     text += _alpha_sweep_words(sweep, n, r_ai, interval)
     best = sweep.loc[sweep["r"].idxmax()]
     return Prose(text, {"outcome": outcome, "interval": facts_interval, "best_alpha": float(best["alpha"]),
-                        "alpha_lean": _lean(sweep)})
+                        "alpha_lean": _lean(sweep), "per_operator": per_op})
 
 
 def _near_best(sweep):
@@ -227,6 +284,7 @@ def _alpha_sweep_words(sweep, n: int, r_ai: float, interval: str) -> str:
     return text
 
 
+@needs_measurements
 def layer_kinds(result) -> Prose:
     """For each profiled network (:func:`brrr.intensity_predict.measure_layer_kinds`): each kind's
     share of FLOPs against its share of the measured time, which kind the roofline misses most
@@ -250,21 +308,27 @@ def layer_kinds(result) -> Prose:
             text += f", against {w.times(miss[others[0]])} for the {others[0]} ones"
         text += ". "
         if worst == "depthwise":
-            text += ("A depthwise layer has the lowest activation reuse of the four kinds (the paper's Table III), "
-                     "and libraries run it further from its roof as well. ")
+            text += "A depthwise layer has the lowest activation reuse of the four kinds (the paper's Table III). "
         typical = statistics_median(list(miss.values()))
         if len(miss) > 2 and miss[worst] > OUT_OF_LINE * typical:
-            text += (f"That is more than {w.number(OUT_OF_LINE)} times the median kind's ratio, more than a kernel's "
-                     "quality explains: each replayed operator is timed on its own, and on a busy machine a small "
-                     "one can wait for a core longer than it computes. ")
+            text += (f"That is more than {w.number(OUT_OF_LINE)} times the median kind's ratio; profiling again "
+                     "shows whether it repeats. ")
             facts[f"{net} out of line"] = worst
         none = next((r for r in rows if r["kind"] == "no MACs"), None)
         if none is not None:
             share_t, share_f = none["seconds"] / tt, none["flops"] / ft
-            text += (f"Layers that do no MACs at all (BatchNorm, activations, additions, pooling) took "
+            ops = f": {none['operators']} operators" if none.get("operators") else ""
+            text += (f"Layers that do no MACs at all (BatchNorm, activations, additions, pooling{ops}) took "
                      f"{w.percent(share_t)} of the time")
-            text += (": time that $M_c$ ignores and that only the activation count $A$ sees, the paper's case "
-                     "for weighting activation reuse." if share_t > 2 * share_f and share_t >= 0.1 else ".")
+            gap = miss.get("no MACs")
+            if gap is not None and gap > OUT_OF_LINE:
+                text += (f", {w.times(gap)} the time their bytes take at the roof: the activations they move, which "
+                         "$A$ counts, do not explain that time. Each of them is a kernel of its own, with the fixed "
+                         "cost of a call (Chapter 3); folding BatchNorm into the convolutions and fusing the "
+                         "activations into them (Chapter 4) removes most of those kernels.")
+                facts[f"{net} no-MAC gap"] = gap
+            else:
+                text += "."
             facts[f"{net} no-MAC share"] = share_t
         facts[f"{net} worst"] = worst
         texts.append(text.strip())

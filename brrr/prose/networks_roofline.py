@@ -69,6 +69,11 @@ def layers_on_roofline(layers: dict, roof, device: dict, references=()) -> Prose
     pw = {net: t.loc[t["kind"] == "pointwise", "intensity"] for net, t in layers.items()}
     pw = {net: s for net, s in pw.items() if len(s)}
     std = {net: t.loc[t["kind"] == "standard", "intensity"] for net, t in layers.items()}
+    if pw and ref_roofs:   # this device's count first, to set the references' beside (H200 review item 24)
+        here = [f"{int((s < roof.ridge).sum())} of {net}'s {len(s)} pointwise layers" for net, s in pw.items()]
+        text += f" Here {w.listing(here)} sit left of the ridge."
+        for net, s in pw.items():
+            facts[f"{net} pointwise left here"] = int((s < roof.ridge).sum())
     for ref_name, r in ref_roofs:
         part = f" On the reference {ref_name}, whose float32 ridge is at {w.number(r.ridge)} FLOP/byte"
         counts = []
@@ -155,7 +160,9 @@ def conv_measurements(result, references=()) -> Prose:
     and the same for each reference GPU run."""
     f = conv_facts(result)
     kinds = f["kinds"]
-    roof_kind = "spec-sheet roof" if f["spec"] else "measured roof"
+    roof_kind = ("spec-sheet float32 roof without tensor cores (the timings turn off the TF32 that PyTorch "
+                 "otherwise allows convolutions)" if f["spec"] and not f["cpu"] else
+                 "spec-sheet roof" if f["spec"] else "measured roof")
     text = (f"On {f['device']}, against its {roof_kind}, {_kind_list(f)} of the throughput the roofline allows "
             "at its intensity.")
     bound = {kind: ("memory-bound" if k["memory_bound"] else "compute-bound") for kind, k in kinds.items()}
@@ -203,10 +210,11 @@ def conv_measurements(result, references=()) -> Prose:
                          "depthwise layer's time follows its bytes, not its MACs.")
             if d["share"] < s["share"]:
                 text += (f" The rest is how close each gets to its roof: the depthwise layer reached "
-                         f"{w.percent(d['share'])} of its roof, the standard one {w.percent(s['share'])}, a sign "
-                         "that libraries optimise dense convolutions better than depthwise ones. Low reuse "
-                         "costs twice: more bytes per MAC, and kernels that get less of the machine, the "
-                         "behaviour the paper blames for MobileNet's energy cost (Jha, Mittal & Avancha, 2020).")
+                         f"{w.percent(d['share'])} of its roof, the standard one {w.percent(s['share'])}. The two "
+                         f"differ in size as well as in kind: the depthwise layer's roof time is "
+                         f"{w.seconds(d['roofline_seconds'])}, short enough for a kernel's fixed costs to matter, "
+                         "so timing a copy of the same bytes beside it separates the kernel's own inefficiency "
+                         "from those costs.")
             else:
                 text += (f" The depthwise layer still reached a larger share of its roof than the standard one "
                          f"({w.percent(d['share'])} against {w.percent(s['share'])}).")
@@ -218,8 +226,8 @@ def conv_measurements(result, references=()) -> Prose:
     if noisy:
         which = "all of these timings were" if len(noisy) == len(kinds) else \
             f"the timings of the {w.listing(noisy)} convolution{'s were' if len(noisy) > 1 else ' was'}"
-        text += (f" `brrr.bench` warned that {which} noisy (their samples spread widely, a sign of other work "
-                 "on the machine), so read the order of magnitude, not the digits.")
+        text += (f" `brrr.bench` warned that {which} noisy (their samples spread widely), "
+                 "so read the order of magnitude, not the digits.")
     return with_references(Prose(text, facts), references, "these four convolutions", _reference_convs)
 
 

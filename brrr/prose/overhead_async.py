@@ -111,21 +111,42 @@ def _graph_sentence(g: dict, subject: str, fixed=None) -> tuple:
     if fixed:
         text += f" ({w.relative(per_op, fixed, 'the fixed cost of one PyTorch call in the size sweep')})"
     text += "."
+    if fixed and per_op > (1 + w.SAME) * fixed:
+        text += (f" That fixed cost predicts {w.seconds(g['n_ops'] * fixed)} for the chain, short of what it took: "
+                 "unlike the sweep's calls, each of these allocates a new output and takes a Python number as an "
+                 "operand, and timing one such call alone (as in the table of one call, timed several ways) "
+                 "shows what that adds.")
     ratio = eager / graph
     if ratio > 1 + w.SAME:
         outcome = "graph faster"
-        text += (f" Replaying it as a CUDA graph took {w.seconds(graph)}, {w.times(ratio)} less: one launch "
-                 "for the whole chain instead of one per operation.")
+        text += (f" Replaying it as a CUDA graph took {w.seconds(graph)}, {w.times(ratio)} faster: one launch "
+                 f"for the whole chain instead of one per operation. The replay still ran {g['n_ops']} kernels, "
+                 f"{w.seconds(graph / g['n_ops'])} each: a graph removes the host's cost of issuing them, not the "
+                 "GPU's own time per kernel; only fusing them into fewer kernels (Chapter 4) removes that.")
     else:
         outcome = "graph no faster"
         text += (f" Replaying it as a CUDA graph took {w.seconds(graph)}, "
                  f"{w.longer_or_shorter(graph, eager, 'eager')[1]}: "
                  "the chain was not overhead-bound here, so removing the launches saved little.")
+    default = t.get("torch.compile default")
+    if default is not None:
+        text += (f" `torch.compile` in its default mode (fused kernels, launched without a graph) took "
+                 f"{w.seconds(default)}, {w.longer_or_shorter(default, eager, 'eager')[1]}.")
     comp = t.get("torch.compile reduce-overhead")
     if comp is not None:
-        text += (f" `torch.compile(mode=\"reduce-overhead\")` took {w.seconds(comp)}, "
-                 f"{w.longer_or_shorter(comp, graph, 'the hand-made graph')[1]}: it fuses the operations into "
-                 "fewer kernels and then captures those in a graph.")
+        how, words_ = w.longer_or_shorter(comp, graph, "the hand-made graph")
+        if how == "shorter":
+            words_ = f"{w.times(graph / comp)} faster than the hand-made graph"
+        text += f" `torch.compile(mode=\"reduce-overhead\")`, which fuses the operations and then captures the " \
+                f"fused kernels in a graph, took {w.seconds(comp)}, {words_}"
+        if how == "shorter":
+            text += ": fewer kernels to replay than the hand-made graph's."
+        elif how == "same":
+            text += "."
+        else:
+            text += (f". Its fused kernels should need less GPU time than the graph's {g['n_ops']}, so the extra "
+                     f"{w.seconds(comp - graph)} per call went to work around the replay that this page did not "
+                     "measure; profiling one call, as in the trace above, shows where.")
     return outcome, text
 
 

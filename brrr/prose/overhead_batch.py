@@ -16,10 +16,12 @@ def batch_steps(result) -> dict:
              for r in recs[1:] if r.get("time_ratio")]
     last_free = None
     for size, _, verdict in steps:
+        if verdict == "time fell":      # the machine changed: says nothing about the work
+            continue
         if verdict != "overhead-bound":
             break
         last_free = size
-    turn = next((i for i, s in enumerate(steps) if s[2] != "overhead-bound"), None)
+    turn = next((i for i, s in enumerate(steps) if s[2] not in ("overhead-bound", "time fell")), None)
     relapse = [s[0] for s in steps[turn:] if s[2] == "overhead-bound"] if turn is not None else []
     first_work = next((s[0] for s in steps if s[2] == "work-bound"), None)
     per_sample = [(r["size"], r["seconds"] / r["size"]) for r in recs]
@@ -32,7 +34,7 @@ def batch_steps(result) -> dict:
     return {"steps": steps, "last_free": last_free, "first_work": first_work, "relapse": relapse,
             "outcome": outcome, "first": recs[0]["size"], "largest": recs[-1]["size"],
             "per_sample": per_sample, "first_ratio": steps[0][1] if steps else None,
-            "workload": result.meta.get("workload")}
+            "workload": result.meta.get("workload"), "fell": [(s[0], s[1]) for s in steps if s[2] == "time fell"]}
 
 
 def _per_sample_at(b: dict, size) -> float:
@@ -85,8 +87,15 @@ def double_the_batch(result, references=()) -> Prose:
         text += (f" After the free run had ended, a doubling looked free again (to a batch of {again}): "
                  "a single step of a timed sweep on a shared machine can be noise, or a library switching "
                  "to another kernel; read the trend, not one row.")
+    if b["fell"]:
+        steps = w.listing(f"the doubling to {w.integer(size)} the time fell to {w.number(r, 2)} times the previous "
+                          "batch's" for size, r in b["fell"])
+        text += (f" At {steps}: doubling the work cannot make a pass that much faster, so the machine changed "
+                 "during the sweep, and the times on either side of that step were measured in two different "
+                 "states. Re-measuring the smallest batch after the sweep shows which state the rest of the page "
+                 "ran in.")
     facts = {"outcome": b["outcome"], "last_free": b["last_free"], "first_work": b["first_work"],
-             "relapse": b["relapse"]}
+             "relapse": b["relapse"], "fell": b["fell"]}
     return with_references(Prose(text, facts), references, "this sweep", lambda run: _reference_batch(run, b))
 
 

@@ -38,8 +38,8 @@ def _effect(what: str, before: dict, after: dict) -> tuple:
                          f"{w.seconds(after['seconds'])}, within the spread between rounds")
     more = "more" if ratio > 1 else "less"
     return more, (f"{what} made the call cost {w.seconds(abs(after['seconds'] - before['seconds']))} {more} "
-                  f"({w.seconds(before['seconds'])} to {w.seconds(after['seconds'])}), more than the spread "
-                  "between rounds")
+                  f"({w.seconds(before['seconds'])} to {w.seconds(after['seconds'])}), and the two calls' ranges "
+                  "over rounds do not overlap")
 
 
 def call_overhead(calls, sizes=None, references=()) -> Prose:
@@ -90,24 +90,35 @@ def call_overhead(calls, sizes=None, references=()) -> Prose:
         text += " " + s7[0].upper() + s7[1:] + "."
     parts = [Prose(text, facts)]
     if sizes is not None:
-        torch = curves(sizes).get("torch")
-        if torch and torch["backend"] == ch3["backend"]:
-            sweep = torch["fixed"]
-            inside = ch3["min_seconds"] <= sweep <= ch3["max_seconds"]
-            t = (f"The size sweep's fixed cost for PyTorch, {w.seconds(sweep)}, came from the same call at sizes "
-                 f"of a few elements, measured a little earlier; ")
-            if inside:
-                t += (f"it lies within this timing's range over rounds ({w.seconds(ch3['min_seconds'])} to "
-                      f"{w.seconds(ch3['max_seconds'])}), so the two agree.")
-            else:
-                t += (f"it lies outside this timing's range over rounds ({w.seconds(ch3['min_seconds'])} to "
-                      f"{w.seconds(ch3['max_seconds'])}): the same call, measured at another moment, moved by "
-                      f"{w.percent(abs(sweep / ch3['seconds'] - 1))}. On a machine shared with other programs a "
-                      "per-call cost is a number with a spread, not a constant.")
-            t += (" When two pages report different per-call costs for one machine, ask which call each timed "
-                  "and when: the call sets part of the difference and the moment the rest.")
-            parts.append(Prose(t, {"sweep_inside_rounds": inside}))
+        t, agree = _against_sweep(c, curves(sizes))
+        if t:
+            parts.append(Prose(t, {"sweep_inside_rounds": agree}))
     return with_references(paragraphs(*parts), references, "these calls", _reference_calls, shown=None)
+
+
+def _against_sweep(c: dict, cs: dict) -> tuple:
+    """Each library's size-sweep fixed cost against the same call timed here (its range over rounds):
+    which agree and which do not. ``(text, {library: inside?})``."""
+    rows = [(lib, cs[lib], c[role]) for lib, role in (("numpy", "numpy"), ("torch", "chapter 3"))
+            if lib in cs and role in c and cs[lib]["backend"] == c[role]["backend"]]
+    if not rows:
+        return "", {}
+    agree, bits = {}, []
+    for lib, fit, rec in rows:
+        sweep, inside = fit["fixed"], rec["min_seconds"] <= fit["fixed"] <= rec["max_seconds"]
+        agree[lib] = inside
+        bits.append(f"{fit['name']}'s, {w.seconds(sweep)}, lies {'within' if inside else 'outside'} this "
+                    f"timing's range over rounds ({w.seconds(rec['min_seconds'])} to {w.seconds(rec['max_seconds'])})"
+                    + ("" if inside else f", {w.times(sweep / rec['seconds'])} its median"))
+    t = ("The size sweep's fixed costs came from the same calls at sizes of a few elements, measured a little "
+         "earlier: " + "; ".join(bits) + ".")
+    if all(agree.values()):
+        t += " The two timings agree."
+    else:
+        t += (f" For {w.listing(cs[lib]['name'] for lib, ok in agree.items() if not ok)} they disagree: the same "
+              "call, timed at another moment, gave another number. When two pages report different per-call "
+              "costs for one machine, ask which call each timed and when.")
+    return t, agree
 
 
 def _reference_calls(run) -> Prose:

@@ -76,7 +76,10 @@ def curve(result, library: str) -> dict:
             "whole_flat": k_flat is None and times[0] >= fixed / FLAT_WITHIN,
             "doubled_at": doubled_at, "growth": growth, "step": step,
             "linear": math.log(max(growth, 1e-12)) >= LINEAR * math.log(step),
-            "noise": noise, "fixed": fixed}
+            "noise": noise, "fixed": fixed, "points": list(zip(sizes, times)),
+            "bytes_per_element": (rows[-1].get("nbytes") or 0) / rows[-1]["size"],
+            "peak_bandwidth": ((result.meta or {}).get("device") or {}).get("peak_bandwidth")
+            if rows[0]["backend"] == ((result.meta or {}).get("device") or {}).get("backend") else None}
 
 
 def curves(result) -> dict:
@@ -90,6 +93,33 @@ def _outliers(c: dict) -> str:
     return (f"{w.spelled(len(out))} outlier{'s' if len(out) > 1 else ''} at {_sizes(s for s, _ in out)} "
             f"element{'s' if len(out) > 1 or out[0][0] != 1 else ''} ({w.listing(w.seconds(t) for _, t in out)})"
             if out else "")
+
+
+def _per_element(seconds: float) -> str:
+    """'2.69 ps' below a nanosecond, else as :func:`~.words.seconds` writes it."""
+    return f"{w.number(seconds * 1e12)} ps" if 0 < seconds < 1e-9 else w.seconds(seconds)
+
+
+def _implied_bandwidth(c: dict) -> str:
+    """', the bytes of one element (12 for an add) at 4.45 TB/s, 93% of the device's bandwidth'."""
+    if not c["bytes_per_element"] or c["per_element"] <= 0:
+        return ""
+    bw = c["bytes_per_element"] / c["per_element"]
+    text = f": {w.integer(c['bytes_per_element'])} bytes per element at {w.rate(bw, 'B/s')}"
+    if c["peak_bandwidth"]:
+        text += f", {w.percent(bw / c['peak_bandwidth'])} of the device's peak bandwidth"
+    return text
+
+
+def _at_crossover(c: dict) -> str:
+    """What a call cost at the sweep's size nearest the fitted crossover, against the fixed cost:
+    about twice it where the host's cost and the work add up, about once where one hides the other."""
+    n, t = min(c["points"], key=lambda p: abs(math.log(p[0] / c["crossover"])))
+    text = (f" At {w.integer(n)} elements, the sweep's size nearest that crossover, a call took "
+            f"{w.times(t / c['fixed'])} the fixed cost")
+    if t / c["fixed"] < FLAT_WITHIN:
+        text += ": nearer the larger of the fixed cost and the work than their sum (twice the fixed cost)"
+    return text + "."
 
 
 def _curve_sentence(c: dict) -> str:
@@ -121,17 +151,17 @@ def _curve_sentence(c: dict) -> str:
                 text += (f", {'well below' if apart < 1 else 'well above'} where the time doubled, because the "
                          "cost per element is not one number: the fit takes it from the largest sizes, which "
                          f"cost {'more' if apart < 1 else 'less'} per element than those near the crossover")
-        text += "."
+        text += "." + (_at_crossover(c) if math.isfinite(c["crossover"]) else "")
     else:
         text += f" Its time never doubled within the sweep (up to {w.integer(c['largest'])} elements)."
     if c["growth"] > 1.5 * c["step"]:
         text += (f" Over the last step ({w.number(c['step'])} times the size) the time grew {w.times(c['growth'])}, "
                  "more than in proportion: each element got dearer, as happens when the vectors outgrow a cache "
                  "and must come from DRAM (Chapter 2). The fit's cost per element, "
-                 f"{w.seconds(c['per_element'])}, is that of the largest sizes.")
+                 f"{_per_element(c['per_element'])}, is that of the largest sizes{_implied_bandwidth(c)}.")
     elif c["linear"]:
         text += (f" Over the last step ({w.number(c['step'])} times the size) the time grew {w.times(c['growth'])}: "
-                 f"that is the linear part, at {w.seconds(c['per_element'])} per element.")
+                 f"that is the linear part, at {_per_element(c['per_element'])} per element{_implied_bandwidth(c)}.")
     else:
         text += (f" Over the last step ({w.number(c['step'])} times the size) the time grew only "
                  f"{w.times(c['growth'])}: the linear part had not fully begun where the sweep stopped.")
@@ -148,8 +178,9 @@ def _fixed_costs_compared(cs: dict) -> tuple:
     if t["backend"] == "cuda":
         return "torch on GPU", (
             f"PyTorch on the GPU cost {w.seconds(t['fixed'])} per call against NumPy's {w.seconds(n['fixed'])} on "
-            "the CPU: a GPU call adds a kernel launch to PyTorch's dispatch, and it pays off only once there are "
-            f"enough elements (PyTorch's flat part reached {w.integer(t['flat_until'])} elements, NumPy's "
+            "the CPU, but these are two libraries: how much of the difference is the GPU's launch, timing "
+            "`torch.add` on CPU tensors as well would show. The GPU pays off only once there are enough elements "
+            f"(PyTorch's flat part reached {w.integer(t['flat_until'])} elements, NumPy's "
             f"{w.integer(n['flat_until'])}).")
     if abs(ratio - 1) <= margin:
         return "same", (f"PyTorch's fixed cost ({w.seconds(t['fixed'])}) was about the same as NumPy's "
@@ -237,8 +268,10 @@ def fixed_cost(result) -> Prose:
         text += (" On the GPU the calls are issued in blocks that are synchronised once, so the time per call "
                  "is the larger of the host's cost to issue it and the GPU's cost to run it.")
     from ..experiments.overhead import PER_ELEMENT_SIZES
-    text += (f" The cost per element comes from the {PER_ELEMENT_SIZES} largest sizes, and "
-             "the crossover is the fixed cost divided by it. Another way of timing \"one call\" gives another "
+    text += (f" The cost per element comes from the {PER_ELEMENT_SIZES} largest sizes"
+             + (": on the CPU, their time less the fixed cost; on the GPU, their whole time, since the host's cost "
+                "hides behind kernels that run longer than it" if gpu else ", their time less the fixed cost")
+             + "; the crossover is the fixed cost divided by it. Another way of timing \"one call\" gives another "
              "number, as the next section shows.")
     return Prose(text, {"fixed": {lib: c["fixed"] for lib, c in cs.items()},
                         "calls": {lib: c["call"] for lib, c in cs.items()},

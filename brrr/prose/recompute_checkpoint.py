@@ -1,6 +1,6 @@
 """Chapter 5, recomputation: the checkpoint sweep. The segment length with the smallest modelled
-peak against the sqrt(L m_in / m_block) formula, what checkpointing cost in time against the 4/3
-estimate, and the GPU allocator's peak, the one check of the model independent of the hooks.
+peak against the sqrt(L m_in / m_block) formula, what checkpointing cost in time against its FLOP
+ratio (PyTorch's checkpoint stops recomputing early, so less than 4/3), and the GPU allocator's peak, the one check of the model independent of the hooks.
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from . import Prose, with_references
 from . import words as w
 from .recompute_saved import _bytes
 
-ESTIMATE = 4 / 3     # a step with one extra forward pass, the backward costing two forwards
-NEAR = 0.15          # within 15% of the 4/3 estimate is "close to" it
+ESTIMATE = 4 / 3     # a step with one whole extra forward pass, the backward costing two forwards
+NEAR = 0.05          # a time ratio within 5% of the FLOP ratio "follows the FLOPs"
 NOISY = 0.5          # an interquartile range above half the median: the times are noisy
 FAR, CLOSE = 0.10, 0.50   # a step's matmuls below 10% of the FLOP roof: far from compute-bound; above 50%: close
 
@@ -122,122 +122,130 @@ def _reference_memory(run):
 
 # --- time -------------------------------------------------------------------------------------
 
-def _time_outcome(ratio: float) -> str:
+def flop_ratio(f: dict, e: int) -> tuple:
+    """(FLOPs of a step checkpointed every ``e`` blocks over a plain step's, how it is known):
+    counted by PyTorch's FLOP counter where the run recorded it, else from the model of
+    early stop (:func:`brrr.experiments.recompute.checkpoint_flop_ratio`)."""
+    from ..experiments.recompute_checkpoint import checkpoint_flop_ratio
+    rows = f["rows"]
+    if rows[e].get("counted_flops") and rows[0].get("counted_flops"):
+        return rows[e]["counted_flops"] / rows[0]["counted_flops"], "counted"
+    return checkpoint_flop_ratio(f["layers"], e), "modelled"
+
+
+def _time_outcome(ratio: float, flops: float) -> str:
     if ratio < 1 / (1 + w.SAME):
         return "faster"
     if ratio <= 1 + w.SAME:
         return "free"
-    if abs(ratio / ESTIMATE - 1) <= NEAR:
+    if abs(ratio / flops - 1) <= NEAR:
         return "near"
-    return "below" if ratio < ESTIMATE else "above"
+    return "below" if ratio < flops else "above"
+
+
+def _flops_clause(f: dict, e: int) -> str:
+    flops, how = flop_ratio(f, e)
+    return (f"its FLOPs grew by a factor of {w.number(flops)} ("
+            + ("counted by PyTorch's FLOP counter over one step" if how == "counted" else
+               "in the model of PyTorch's checkpoint") +
+            f"), less than the {w.number(ESTIMATE)} of one whole extra forward pass: with `use_reentrant=False` "
+            "the recomputation stops as soon as every tensor the backward pass needs exists again, so each "
+            "segment's last matmul, whose output nothing saves, is not rerun")
 
 
 def _time_sentence(f: dict, subject: str, explain: bool = True) -> tuple:
     e = f["best"]
     ratio = f["time_ratio"][e]
-    outcome = _time_outcome(ratio)
+    flops = flop_ratio(f, e)[0]
+    outcome = _time_outcome(ratio, flops)
     seg = f"segments of {e} block{'s' if e > 1 else ''}"
     if outcome == "faster":
         text = (f"{subject} checkpointing with {seg} made a training step {w.times(1 / ratio)} *faster* than "
                 "without, although it does more arithmetic.")
         if explain:
-            text += (" More work cannot take less time unless something other than the work sets the pace: "
-                     f"without checkpointing a step writes {_bytes(f['plain']['saved_bytes'])} of activations "
-                     "and reads them back, memory that has to be found and touched"
-                     + (" (on a CPU, the operating system may map fresh pages for it on every step)"
-                        if f["cpu"] else "") +
-                     ", while with checkpointing far less of it is ever alive. Noise on a busy machine can "
-                     "produce the same picture; rerun the sweep before trusting it.")
-    elif outcome == "free":
+            text += (" More work cannot take less time unless something other than the work sets the pace; "
+                     "rerunning the sweep shows whether the result holds.")
+        return outcome, text
+    if outcome == "free":
         text = (f"{subject} checkpointing with {seg} cost no visible time: a step took {w.number(ratio)} times as "
-                f"long as without, where the estimate is {w.number(ESTIMATE)}.")
-        if explain:
-            text += (" The extra forward pass was paid for by something the estimate leaves out: less memory "
-                     "to allocate and touch per step, or noise that hides a cost this small.")
-    elif outcome == "near":
-        text = (f"{subject} checkpointing with {seg} made a step take {w.number(ratio)} times as long as without, "
-                f"close to the estimate of {w.number(ESTIMATE)}: one extra forward pass, on a backward pass that "
-                "costs about two.")
-    elif outcome == "below":
-        text = (f"{subject} checkpointing with {seg} made a step take {w.number(ratio)} times as long as without, "
-                f"less than the estimate of {w.number(ESTIMATE)}: here the backward pass costs more than two "
-                "forward passes, so one more forward is a smaller share of the step.")
+                "long as without")
     else:
-        text = (f"{subject} checkpointing with {seg} made a step take {w.number(ratio)} times as long as without, "
-                f"well above the estimate of {w.number(ESTIMATE)}.")
-        if explain:
-            text += " " + _rate_sentence(f)
+        text = f"{subject} checkpointing with {seg} made a step take {w.number(ratio)} times as long as without"
+    if not explain:
+        return outcome, text + f", where its FLOPs grew by a factor of {w.number(flops)}."
+    text += "; " + _flops_clause(f, e) + "."
+    if outcome == "near":
+        text += (f" The time followed the FLOPs, within {w.percent(abs(ratio / flops - 1))}.")
+    elif outcome == "below":
+        text += " The time grew less than the FLOPs: the recomputed work cost less per FLOP than the rest of the step."
+    elif outcome == "above":
+        text += " The time grew more than the FLOPs. " + _rate_sentence(f)
     return outcome, text
 
 
+def _peak_name(f: dict) -> str:
+    if f["cpu"]:
+        return "this CPU's float32 roof"
+    return ("the float32 peak of the spec sheet without tensor cores (PyTorch leaves TF32 off for float32 "
+            "matmuls by default)")
+
+
 def _rate_sentence(f: dict) -> str:
-    """How far a step without checkpointing is from compute-bound: the estimate's 4/3 holds
-    for a step whose time follows its FLOPs."""
+    """How far a step without checkpointing is from compute-bound: the FLOP ratio predicts the
+    time only for a step whose time follows its FLOPs."""
     step = f["plain"]["min_seconds"]
     flops, peak = f["step_flops"], f["peak_flops"]
-    text = (f"The estimate assumes time follows FLOPs. Without checkpointing a step took {w.seconds(step)}, "
-            f"{w.seconds(step / f['layers'])} per block for its forward and backward together")
+    text = (f"The FLOP ratio predicts the time only where time follows FLOPs. Without checkpointing a step took "
+            f"{w.seconds(step)}, {w.seconds(step / f['layers'])} per block for its forward and backward together")
     if not flops or not peak:
         return text + "."
     share = flops / step / peak
-    text += f", and its matmuls ran at {w.rate(flops / step)}, {w.percent(share)} of the {w.rate(peak)} roof"
+    text += (f", and its matmuls ran at {w.rate(flops / step)}, {w.percent(share)} of {_peak_name(f)}, "
+             f"{w.rate(peak)}")
     if share < FAR:
-        return (text + ": far from compute-bound. The blocks are too small for their arithmetic to set the pace; "
-                "fixed costs per operation (Chapter 3) and memory traffic do, and those do not scale like "
-                "the FLOP count.")
+        return (text + ": far from compute-bound, so the step's time does not follow its FLOPs, and neither does "
+                "the price of recomputing.")
     if share < CLOSE:
-        return (text + ": short of compute-bound, so part of the time goes to work that does not scale with "
-                "the FLOP count: fixed costs per operation (Chapter 3) and the memory-bound layer norms, GELUs "
-                "and additions between the matmuls.")
-    return (text + ": close enough to compute-bound that the FLOP count should hold, so the extra cost "
-            "comes from elsewhere (see the segment counts below, and the spread of the samples).")
+        return text + ": short of compute-bound, so part of the time goes to work the FLOP count does not see."
+    return text + ": close enough to compute-bound that the FLOP count should hold."
 
 
 def checkpoint_time(result, references=()) -> Prose:
-    """The price of checkpointing at the best segment length, against the 4/3 estimate, and
-    whether it grows with the number of segments (overhead per segment); the reference runs."""
+    """The price of checkpointing at the best segment length against its FLOP ratio (counted, or
+    the model of PyTorch's early-stopping checkpoint), and whether the FLOPs account for the price
+    at every segment length; the reference runs."""
     f = sweep_facts(result)
     if f["best"] is None or "time_ratio" not in f:
         return Prose("The sweep has no run without checkpointing to time against, so it says nothing about "
                      "the price.", {"outcome": "no baseline"})
     outcome, text = _time_sentence(f, "On this run,")
-    facts = {"outcome": outcome, "time_ratio": f["time_ratio"][f["best"]], "best_every": f["best"]}
+    facts = {"outcome": outcome, "time_ratio": f["time_ratio"][f["best"]], "best_every": f["best"],
+             "flop_ratio": flop_ratio(f, f["best"])[0]}
     ck = f["checkpointed"]
     shortest, longest = ck[0], ck[-1]
-    noisy = f["spread"] > NOISY
     if longest > shortest:
         r1, rl = f["time_ratio"][shortest], f["time_ratio"][longest]
+        e1, el = flop_ratio(f, shortest)[0], flop_ratio(f, longest)[0]
         n1, nl = f["rows"][shortest]["segments"], f["rows"][longest]["segments"]
-        facts["per_segment"] = r1 > rl * (1 + w.SAME)
-        both = (f"With {n1} segments of {shortest} block{'s' if shortest > 1 else ''}, a step took "
-                f"{w.number(r1)} times as long as without; with {nl} segment{'s' if nl > 1 else ''} of {longest} "
-                f"blocks, {w.number(rl)} times. Both recompute the whole forward pass once.")
-        if facts["per_segment"]:
-            text += (f" {both} " + ("If that is not noise, the difference" if noisy else "The difference") +
-                     " is a fixed cost per checkpointed segment (saving its input and the random-number state, "
-                     "setting up the recomputation), which matters when there are many segments of small blocks.")
-        elif rl > r1 * (1 + w.SAME):
-            text += (f" {both} Fewer, longer segments cost more here, not less: recomputing a long segment brings "
-                     "many blocks' activations back at once, and more memory in flight can be slower to allocate "
-                     "and to reach; or the difference is noise.")
+        off = {e: f["time_ratio"][e] / flop_ratio(f, e)[0] - 1 for e in ck}
+        worst = max(ck, key=lambda e: abs(off[e]))
+        facts["follows_flops"] = abs(off[worst]) <= NEAR
+        facts["largest_gap"] = off[worst]
+        text += (f" From {n1} segments of {shortest} block{'s' if shortest > 1 else ''} to {nl} "
+                 f"segment{'s' if nl > 1 else ''} of {longest} blocks, the time ratio went from {w.number(r1)} to "
+                 f"{w.number(rl)} and the FLOP ratio from {w.number(e1)} to {w.number(el)}.")
+        if facts["follows_flops"]:
+            text += (f" At every length the time stayed within {w.percent(abs(off[worst]))} of the FLOP ratio, so "
+                     "the FLOPs account for how the price changes with the segment length: the longer the "
+                     "segment, the smaller the share of its matmuls that early stop skips.")
         else:
-            ratios = [f["time_ratio"][e] for e in ck]
-            steps = list(zip(ratios, ratios[1:]))
-            facts["trend"] = ("rising" if len(ratios) > 2 and all(b > a for a, b in steps) else
-                              "falling" if len(ratios) > 2 and all(b < a for a, b in steps) else "none")
-            if facts["trend"] == "rising":
-                text += (f" {both} The time rose at every step, though only from {w.number(r1)} to {w.number(rl)}, "
-                         "as the segments grew longer and fewer: the opposite of a cost per segment.")
-            elif facts["trend"] == "falling":
-                text += (f" {both} The time fell at every step, though only from {w.number(r1)} to {w.number(rl)}, "
-                         "as the segments grew fewer: a cost per segment, if there is one, is small here.")
-            else:
-                text += f" {both} The number of segments made no clear difference, so the cost is not per segment."
-    if noisy:
+            text += (f" The FLOPs do not account for the price at every length: with segments of {worst} the time "
+                     f"ratio was {w.percent(abs(off[worst]))} {'above' if off[worst] > 0 else 'below'} the FLOP "
+                     "ratio. Profiling that step and the plain one (Chapter 7) shows what costs the time.")
+    if f["spread"] > NOISY:
         facts["noisy"] = True
         text += (f" The samples spread widely (an interquartile range up to {w.percent(f['spread'])} of the "
-                 "median), most likely because other programs were competing for this machine: the memory "
-                 "panel is exact, the time panel is rough.")
+                 "median): the memory panel is exact, the time panel is rough.")
     # None: a missing reference is said once, under the memory panel
     return with_references(Prose(text, facts), references, None, _reference_time)
 
@@ -253,6 +261,19 @@ def _reference_time(run):
 
 # --- the allocator's peak: the one independent check ------------------------------------------
 
+def late_peak(f: dict, e: int):
+    """The allocator's peak with segments of ``e`` blocks in a model where it comes late in the
+    backward pass, while the stack's first segment (the last one reached) is recomputed: that
+    segment's saved activations, the gradients of the weights of the other segments, which already
+    exist ((1 - e/L) of the weights' bytes), and what the plain run's peak held beyond its counted
+    activations (the output, its gradient, temporaries). None without the numbers it needs."""
+    alloc, plain, params = f["allocator"], f["plain"], f["parameter_bytes"]
+    if not (params and plain and 0 in alloc and e in alloc):
+        return None
+    extra = alloc[0] - plain["saved_bytes"]
+    return f["rows"][e]["recompute_bytes"] + (1 - min(e, f["layers"]) / f["layers"]) * params + max(extra, 0)
+
+
 def _allocator_sentence(f: dict, subject: str) -> tuple:
     alloc = f["allocator"]
     ck = [e for e in f["checkpointed"] if e in alloc]
@@ -260,9 +281,7 @@ def _allocator_sentence(f: dict, subject: str) -> tuple:
     facts = {"allocator_best": best, "model_best": f["best"]}
     text = (f"{subject} the allocator's peak, measured independently of the hooks, was lowest with segments of "
             f"{best} ({_bytes(alloc[best])})")
-    text += (", the same length the model picks." if best == f["best"] else
-             f", where the model picks {f['best']}: the model leaves out memory that depends on the segment "
-             "length too (the recomputed segment's temporaries, the gradients flowing through it).")
+    text += ", the same length the model picks." if best == f["best"] else f", where the model picks {f['best']}."
     if 0 in alloc and f["plain"]:
         factor = alloc[0] / alloc[best]
         facts["allocator_factor"] = factor
@@ -270,18 +289,41 @@ def _allocator_sentence(f: dict, subject: str) -> tuple:
                  f"modelled activations by a factor of {w.number(f['memory_factor'], 2)}.")
         extra = alloc[0] - f["plain"]["saved_bytes"]
         facts["extra_bytes"] = extra
+        params = f["parameter_bytes"]
         if extra > 0:
-            text += (f" Without checkpointing the measured peak is {_bytes(extra)} above the counted activations: "
-                     "that is what the count leaves out, the weights' gradients")
-            if f["parameter_bytes"]:
-                text += f" ({_bytes(f['parameter_bytes'])} here)"
-            text += (", the output and temporary buffers. It does not shrink with checkpointing, which is why "
-                     "the measured factor is the smaller one." if factor < f["memory_factor"] else
-                     ", the output and temporary buffers.")
+            text += f" Without checkpointing the measured peak is {_bytes(extra)} above the counted activations"
+            if params and extra < params:
+                text += (f", less than the {_bytes(params)} of the weights' gradients alone: that peak did not hold "
+                         "all the saved activations and all the weights' gradients at once.")
+            else:
+                text += "."
         else:
             text += (" Without checkpointing the measured peak is below the counted activations: autograd frees "
                      "some saved tensors during the backward pass before the peak is reached, which the model, "
                      "holding everything until the start of the backward pass, does not.")
+        late = {e: late_peak(f, e) for e in ck}
+        if all(late.values()):
+            gap = {e: alloc[e] / late[e] - 1 for e in ck}
+            worst = max(ck, key=lambda e: abs(gap[e]))
+            facts["late_peak_gap"] = gap[worst]
+            text += (" The model puts the worst moment at the recomputation of the first segment the backward "
+                     "pass reaches. Suppose instead that it comes late, while the stack's first segment (the last "
+                     "one reached) is recomputed: that segment's counted activations, plus the gradients of the "
+                     "other segments' weights, which exist by then, plus the plain run's extra.")
+            if abs(gap[worst]) <= NEAR:
+                facts["late_peak_fits"] = True
+                grads = (1 - min(best, f["layers"]) / f["layers"]) * params
+                facts["gradient_share"] = grads / late[best]
+                text += (f" That sum is within {w.percent(abs(gap[worst]))} of the allocator's peak at every "
+                         f"segment length. In it, with segments of {best}, the weights' gradients, which "
+                         f"checkpointing does not shrink, are {w.percent(grads / late[best])} of the peak"
+                         + (", which is why the measured factor is the smaller one." if factor < f["memory_factor"]
+                            else "."))
+            else:
+                facts["late_peak_fits"] = False
+                text += (f" That sum misses the allocator's peak by {w.percent(abs(gap[worst]))} with segments of "
+                         f"{worst}, so it does not say when the peak comes either; "
+                         "`torch.cuda.memory._record_memory_history` records every allocation of a step and shows it.")
     return facts, text
 
 

@@ -15,7 +15,8 @@ def chain_facts(run) -> dict:
     dev = meta.get("device") or {}
     return {"rows": rows, "k": meta.get("k"), "op": meta.get("op"), "n": meta.get("n"),
             "notes": list(meta.get("notes") or []), "cpu": w.is_cpu(run),
-            "cache": dev.get("l2_bytes") or 0}
+            "cache": dev.get("l2_bytes") or 0, "bandwidth": dev.get("peak_bandwidth"),
+            "dtype": meta.get("dtype", "float32")}
 
 
 def _compile_failed(c: dict) -> str:
@@ -53,6 +54,38 @@ def _speed(ratio: float) -> str:
     return "same"
 
 
+ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
+
+
+def _traffic_sentence(c: dict, saved_time: float, facts: dict) -> str:
+    """What the recomputation cost, from the bytes it removed: the chain that saves everything
+    writes k - 1 more arrays in its forward pass and reads them back in its backward pass. At the
+    peak bandwidth those bytes take a least time; where the time saved is less than that, the
+    recomputation took the rest back. Said only where the arrays do not fit in the cache (else the
+    peak bandwidth bounds nothing) and the run knows its peak bandwidth."""
+    n, k, bw = c["n"], c["k"], c["bandwidth"]
+    array = n * ITEMSIZE.get(c["dtype"], 4) if n else 0
+    if not (array and k and k > 1 and bw) or 2 * array <= c["cache"]:
+        return ""
+    extra = 2 * (k - 1) * array
+    least = extra / bw
+    facts["extra_traffic_seconds"] = least
+    text = (f" Saving everything writes {k - 1} more arrays in the forward pass and reads them back in the "
+            f"backward pass: {_bytes(extra)}, at least {w.seconds(least)} at the {w.rate(bw, 'B/s')} peak bandwidth")
+    if saved_time >= least:
+        facts["recompute_cost"] = "hidden"
+        return (text + f". Recomputing saved {w.seconds(saved_time)}, no less than that, so the recomputed "
+                f"`{c['op']}`s cost no visible time.")
+    if saved_time > 0:
+        facts["recompute_cost"] = "partial"
+        return (text + f". Recomputing saved only {w.seconds(saved_time)}, so the recomputed `{c['op']}`s were not "
+                f"free: they took back at least {w.seconds(least - saved_time)}, "
+                f"{w.percent(1 - saved_time / least)} of what those bytes cost at the peak.")
+    facts["recompute_cost"] = "more"
+    return (text + f"; recomputing saved none of it, so the recomputed `{c['op']}`s cost more than those "
+            "bytes.")
+
+
 def compiled(result, references=()) -> Prose:
     """What the compiler's recomputation saved in memory and cost (or saved) in time, against the
     compiled chain that saves everything and against eager mode; wording for a compiler that did
@@ -79,20 +112,14 @@ def compiled(result, references=()) -> Prose:
             facts["recompute_vs_save_all"] = s
             facts["save_all_over_recompute"] = vs_save
             if s == "faster":
-                text += (f" It was also {w.times(vs_save)} faster than the compiled chain that saves everything: "
-                         f"its backward kernel reads one array instead of {c['k']}, " +
-                         ("and on this CPU that saving outweighed computing the chain again." if c["cpu"] else
-                          f"and the recomputed `{c['op']}`s hid behind that memory traffic."))
+                text += f" It was also {w.times(vs_save)} faster than the compiled chain that saves everything."
             elif s == "same":
                 text += (" It took about as long as the compiled chain that saves everything "
-                         f"({w.number(1 / vs_save)} times): recomputing the `{c['op']}`s cost about what reading "
-                         "the saved arrays would have, so the memory came free.")
+                         f"({w.number(1 / vs_save)} times).")
             else:
                 text += (f" It took {w.number(1 / vs_save)} times as long as the compiled chain that saves "
-                         f"everything: recomputing the `{c['op']}`s cost more time than reading {c['k']} saved arrays "
-                         "back" + (", because on a CPU each one is many instructions per element"
-                                   + (" (a `tanh` inside)" if c["op"] in ("gelu", "tanh") else "") +
-                                   " and a CPU's ridge point is low." if c["cpu"] else "."))
+                         "everything.")
+            text += _traffic_sentence(c, save["min_seconds"] - rows["compiled (recompute)"]["min_seconds"], facts)
         vs_eager = rows["eager"]["min_seconds"] / rec
         se = _speed(vs_eager)
         facts["recompute_vs_eager"] = se

@@ -3,7 +3,7 @@ device's peaks and the reference GPU's spec sheet (``facts['seconds']``: the pre
 and the other ``*_check`` functions say what a measurement found against it (``REASONS``: why slower or faster)."""
 from __future__ import annotations
 
-from . import Prose
+from . import Prose, needs_measurements
 from . import words as w
 
 REFERENCE = "H100-SXM"   # the reference GPU's key in brrr.specs.GPU_SPECS
@@ -34,7 +34,8 @@ def reference_seconds(experiment: str, **match):
 
 def _reference(t: float, t_ref: float, found=None) -> str:
     r = t / t_ref
-    text = f"**{w.seconds(t_ref)}**, " + ("about the same as here." if abs(r - 1) <= w.SAME else
+    text = f"**{w.seconds(t_ref)}**, " + ("the same as here." if abs(r - 1) < 1e-9 else
+                                          "about the same as here." if abs(r - 1) <= w.SAME else
                                           f"{w.times(r)} faster than here." if r > 1 else
                                           f"{w.times(1 / r)} as long as here.")
     return text + ("" if found is None else f" The book's reference run on an {w.device_of(found[1])} "
@@ -122,6 +123,7 @@ def tiny_add(n: int, fixed_cost: float, dev, library: str = "numpy") -> Prose:
                         "bound": False})
 
 
+@needs_measurements
 def add_crossover(fixed_cost: float, dev) -> Prose:
     """The size at which an add's bytes, at the peak bandwidth, take as long as its fixed cost."""
     here, ref = roofs(dev)
@@ -175,10 +177,10 @@ _BEAT = ("on a CPU the peak is itself a measurement, which this run beat (a meas
          "limit)")
 _NOISE = "calls of microseconds are sensitive to what else the machine is doing, and the sweep ran at another moment"
 REASONS = {  # problem: (why slower, why faster; None: the arrays were in the caches, or the CPU's peak was beaten)
-    "matmul": ("a real matmul reaches a share of the peak that grows with n (the next section measures how), and "
-               "less of it while other programs share the machine",
+    "matmul": ("the peak assumes every arithmetic unit busy on every cycle (on a GPU, at its highest boost "
+               "clock), and a real matmul reaches only part of it: the next section measures how much, at each n",
                _BEAT + "; on a GPU, check whether tensor cores did the work"),
-    "copy": ("no real copy reaches the peak every time, and other programs take their share", None),
+    "copy": ("no real copy reaches the peak bandwidth: it is the most the memory can move, not what a copy gets", None),
     "triad": ("no real kernel reaches the peak bandwidth, and on a CPU an ordinary store also reads the line it writes "
               "(write-allocate), a trip the 12 bytes leave out", None),
     "tiny add": (_NOISE, _NOISE),
@@ -193,7 +195,8 @@ def _s(t) -> float:
 
 
 def _shaky(*timings) -> str:   # a sentence when the timer found any of ``timings`` (Timings, or seconds: never) noisy
-    return (" The timer found the samples noisy: other programs on the machine may account for part of this."
+    return (" The timer found the samples noisy (a wide spread between repeats), so part of this difference may "
+            "be chance: re-running shows how much."
             if any(note.startswith("noisy") for t in timings for note in getattr(t, "warnings", ())) else "")
 
 
@@ -252,6 +255,7 @@ def beyond_roof(shares: dict, nbytes: dict = None, cache_bytes=None, on_cpu=None
             f"{why_above(most, cache_bytes, on_cpu, 'its' if one else 'their')}.")
 
 
+@needs_measurements
 def check(measured, answer: Prose, what: str = "The measurement") -> Prose:
     """A measured time (seconds, or a Timing) against the one the answer predicted, in words. Where the prediction
     is the roofline's least time (every answer's but those with ``bound: False``), a faster run is a point above
@@ -274,6 +278,7 @@ def check(measured, answer: Prose, what: str = "The measurement") -> Prose:
     return Prose(text, {"outcome": outcome, "ratio": ratio, "above_roof": above})
 
 
+@needs_measurements
 def ridge_check(timings, sizes, dev) -> Prose:
     """Matmuls at the ridge size and larger (``sizes``, ascending; ``timings`` each): the share of the peak."""
     shares = [2 * n ** 3 / _s(t) / dev.peak_flops("float32") for n, t in zip(sizes, timings)]
@@ -282,14 +287,18 @@ def ridge_check(timings, sizes, dev) -> Prose:
         outcome, text = "near", text + f"{w.percent(shares[0])} of the peak: close to what the roofline allows."
     else:
         outcome, text = "below", text + (f"only {w.percent(shares[0])} of the peak, {w.times(1 / shares[0])} slower "
-                                         "than the roofline allows: small calls pay costs it leaves out (Chapter 3).")
+                                         "than the roofline allows. The roofline assumes every arithmetic unit busy "
+                                         "and no cost per call; a call this small pays a fixed cost (Chapter 3), and "
+                                         "its few output tiles leave most of the cores (a GPU's SMs) with nothing to "
+                                         "do (Chapter 2's occupancy section).")
     text += f" At n = {w.integer(sizes[-1])} it reached {w.percent(shares[-1])}" + (
-        ": still far from the peak, so matmuls here must be larger still, or other programs slowed these."
+        ": still far from the peak, so a matmul here must be larger still to come near it."
         if shares[-1] < NEAR_ROOF else ": the ridge is where a matmul *can* become compute-bound; real ones get "
         "there at larger sizes." if outcome == "below" else ".")
     return Prose(text, {"outcome": outcome, "shares": shares})
 
 
+@needs_measurements
 def ratio_check(matmul, elementwise, answer: Prose) -> Prose:
     """The measured ratio of the two times (seconds or Timings), matmul / ``x * 2``, against the predicted one."""
     f, ratio = answer.facts, _s(matmul) / _s(elementwise)
@@ -298,17 +307,18 @@ def ratio_check(matmul, elementwise, answer: Prose) -> Prose:
             "counts suggest, and ")
     outcome = "as predicted" if abs(ratio / f["ratio"] - 1) <= WITHIN else "smaller" if ratio < f["ratio"] else "larger"
     text += (f"within {w.percent(abs(ratio / f['ratio'] - 1))} of the roofline's {w.number(f['ratio'])}."
-             if outcome == "as predicted" else f"{outcome} than the roofline's {w.number(f['ratio'])}, because "
-             f"{'`x * 2`' if eff_x < eff_mm else 'the matmul'} ran further below its roof: `x * 2` at "
-             f"{w.percent(eff_x)} of the speed its bytes allow, the matmul at {w.percent(eff_mm)} of the speed "
+             if outcome == "as predicted" else f"{outcome} than the roofline's {w.number(f['ratio'])}: `x * 2` ran "
+             f"at {w.percent(eff_x)} of the speed its bytes allow, the matmul at {w.percent(eff_mm)} of the speed "
              "its FLOPs allow." + _shaky(matmul, elementwise))
     return Prose(text, {"outcome": outcome, "ratio": ratio})
 
 
-FAR_BELOW = 0.25         # under a quarter of the roof is "far below" it (between this and NEAR_ROOF: "below")
+FAR_BELOW = 0.25         # under a quarter of the roof is "far below" it (between this and ON_ROOF: "below")
+ON_ROOF = 0.7            # two_ops_check: 70% of the roof or more is "near" it (half the roof is below it)
 FIXED_MATTERS = 0.05     # a call's fixed cost is worth naming as a reason once it is 5% of the call's time
 
 
+@needs_measurements
 def two_ops_check(matvec, matmul, answer: Prose, dev, fixed_cost: float = None) -> Prose:
     """How near ``A @ v`` and ``B @ B`` (seconds or Timings) came to the roof each is bound by, in the answer.
     ``fixed_cost``, the measured fixed cost of one call (seconds; None: not measured), decides whether that
@@ -321,18 +331,20 @@ def two_ops_check(matvec, matmul, answer: Prose, dev, fixed_cost: float = None) 
                                      flops / dev.peak_flops()) / _s(t), _s(t)
         parts.append(f"`{name}` ran at {w.percent(shares[name])} of its roof, the peak {roof}")
     far = [f"`{name}`" for name, share in shares.items() if share < FAR_BELOW]
-    some = [f"`{name}`" for name, share in shares.items() if FAR_BELOW <= share < NEAR_ROOF]
+    some = [f"`{name}`" for name, share in shares.items() if FAR_BELOW <= share < ON_ROOF]
+    close = [f"`{name}`" for name, share in shares.items() if ON_ROOF <= share <= 1 + 1e-9]
     beyond = beyond_roof({f"`{name}`": share for name, share in shares.items()},
                          {f"`{name}`": nbytes for name, (_, nbytes) in f["ops"].items()}, dev.l2_bytes,
                          not dev.on_gpu)
     if far or some:
-        shortest = min(times[name] for name, share in shares.items() if share < NEAR_ROOF)
+        shortest = min(times[name] for name, share in shares.items() if share < ON_ROOF)
         fixed_matters = fixed_cost is None or fixed_cost >= FIXED_MATTERS * shortest
         where = " and ".join(([f"far below for {w.listing(far)}"] if far else []) +
-                             ([f"below for {w.listing(some)}"] if some else []))
-        end = (f"{where}, held back by what the roofline leaves out: "
-               + ("the fixed cost of a call, " if fixed_matters else "")
-               + "the caches, idle units or other programs"
+                             ([f"below for {w.listing(some)}"] if some else []) +
+                             ([f"near for {w.listing(close)}"] if close else []))
+        end = (f"{where}. The roofline leaves out what can account for a run below its roof: "
+               + ("the fixed cost of a call, and " if fixed_matters else "")
+               + "arithmetic units or memory channels left idle"
                + ("" if fixed_matters else f" (not the fixed cost of a call: its {w.seconds(fixed_cost)} is "
                   f"{w.percent(fixed_cost / shortest)} of {'that' if len(far + some) == 1 else 'the shorter'} "
                   "call's time)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from . import Prose
+from . import Prose, needs_measurements
 from . import words as w
 from . import worked
 from .worked import REFERENCE, WITHIN, _s, _whence, roofs
@@ -40,14 +40,21 @@ def _per_token(cfg, seq: int) -> float:
 
 # --- Problem 1: one call at a few tokens ---------------------------------------------------------------------
 
-def eager_call(cfg, batch: int, seq: int, dev) -> Prose:
+def eager_call(cfg, batch: int, seq: int, dev, fixed_cost: float = None) -> Prose:
     """FLOPs per token of the decoder ``cfg`` (and of GPT-2 small) at ``seq`` tokens, and the least time of one
-    float32 forward call on ``batch`` sequences of ``seq`` tokens: its FLOPs at the peak, or every weight read once."""
-    from ..gpt import GPT2_SMALL, forward_flops
+    float32 forward call on ``batch`` sequences of ``seq`` tokens: its FLOPs at the peak, every weight read once,
+    or, given ``fixed_cost`` (seconds per operator call, :func:`brrr.profiler.dispatch_overhead`), the fixed
+    cost of each of its operator calls (:func:`brrr.gpt.operator_calls`): the largest of the three, by the
+    book's rule."""
+    from ..gpt import GPT2_SMALL, forward_flops, operator_calls
     (here, ref), d, n = roofs(dev), cfg.d_model, batch * seq
     parts = forward_flops(cfg, 1, seq)
     per_token, flops, nbytes = parts["total"] / seq, forward_flops(cfg, batch, seq)["total"], _weights(cfg)
     t, regime = _least(here, flops, nbytes), here.regime(flops, nbytes)
+    roof_t, roof_regime = t, regime
+    calls = operator_calls(cfg, batch, seq) if fixed_cost is not None else None
+    if calls is not None and calls * fixed_cost >= t:
+        t, regime = calls * fixed_cost, "overhead-bound"
     text = (f"Per token, each block's four weight matrices do 24·d² = {w.integer(24 * d * d)} FLOPs, attention "
             f"4·T·d = {w.integer(4 * seq * d)} at T = {seq}, and the head 2·d·V = {w.integer(2 * d * cfg.vocab)}: "
             f"with {cfg.n_layer} blocks, **{w.integer(per_token)} FLOPs per token**, "
@@ -59,9 +66,13 @@ def eager_call(cfg, batch: int, seq: int, dev) -> Prose:
     text += (f"\n\nA call on {batch} × {seq} = {w.integer(n)} tokens does {w.integer(flops)} FLOPs: "
              f"{w.seconds(here.t_math(flops))} at this device's FP32 peak, {w.rate(here.peak_flops)} ({_whence(dev)}). "
              f"But it must also read every weight once, {w.integer(cfg.n_params())} × 4 bytes = {w.size(nbytes)}: "
-             f"{w.seconds(here.t_mem(nbytes))} at {w.rate(here.peak_bandwidth, 'B/s')}. The call is "
-             f"**{regime}**, at least **{w.seconds(t)}**, or {w.seconds(t / n)} per token"
-             + (": at this few tokens the weights, not the arithmetic, set the time." if regime == "memory-bound"
+             f"{w.seconds(here.t_mem(nbytes))} at {w.rate(here.peak_bandwidth, 'B/s')}"
+             + (f". And it is {w.integer(calls)} operator calls, each paying a fixed cost of "
+                f"{w.seconds(fixed_cost)} on this device: {w.seconds(calls * fixed_cost)}" if calls is not None else "")
+             + f". The call is **{regime}**, at least **{w.seconds(t)}**, or {w.seconds(t / n)} per token"
+             + (": at this few tokens the fixed cost of issuing its operators, not their work, sets the time."
+                if regime == "overhead-bound" else
+                ": at this few tokens the weights, not the arithmetic, set the time." if regime == "memory-bound"
                 else ": on this device even this few tokens give the weights enough work.")
              + f"\n\nOn the reference {ref.name} (FP32 peak {w.rate(ref.peak_flops)}, "
              f"{w.rate(ref.peak_bandwidth, 'B/s')}) the same call is {ref.regime(flops, nbytes)}, at least "
@@ -73,7 +84,8 @@ def eager_call(cfg, batch: int, seq: int, dev) -> Prose:
     text += ". " + w.no_reference("this model's forward calls", None)
     return Prose(text, {"problem": "gpt call", "reasons": REASONS["gpt call"], "seconds": t, "flops": flops,
                         "flops_per_token": per_token, "nbytes": nbytes, "cache_bytes": dev.l2_bytes,
-                        "regime": regime, "tokens": n})
+                        "regime": regime, "tokens": n, "roofline_seconds": roof_t, "roofline_regime": roof_regime,
+                        "calls": calls})
 
 
 # --- Problem 2: the model's ridge in tokens --------------------------------------------------------------------
@@ -114,6 +126,7 @@ def ridge_tokens(cfg, seq: int, dev) -> Prose:
                         "nbytes": nbytes, "cache_bytes": dev.l2_bytes, "few_seconds": t_few})
 
 
+@needs_measurements
 def tokens_check(measured, answer: Prose, few=None, what: str = "The measurement") -> Prose:
     """:func:`.worked.check` of a call on the answer's tokens, then, given ``few`` (the time of a call on one
     sequence), what the extra tokens cost: the call's time grew by ``measured / few`` for ``batch`` times the tokens."""
@@ -127,12 +140,12 @@ def tokens_check(measured, answer: Prose, few=None, what: str = "The measurement
                                         f"{batch} times the tokens: per token, {w.times(batch / growth)} cheaper. "
                                         "The extra tokens rode along with the reading of the weights and the fixed "
                                         "costs, as the roofline says below the ridge." + (
-                                            " No call on more tokens is truly faster: other programs slowed the "
-                                            "first measurement." if growth < 1 - w.SAME else ""))
+                                            " No call on more tokens is truly faster: the two calls were timed "
+                                            "apart, and at least one of the two times is off by more than their "
+                                            "difference." if growth < 1 - w.SAME else ""))
     elif growth < batch / (1 + w.SAME):
         outcome, text = "less than the tokens", text + (
-            f"it took {w.times(growth)} as long for {batch} times the tokens (the roofline gives "
-            f"{w.times(answer.facts['seconds'] / answer.facts['few_seconds'])}): per token, "
+            f"it took {w.times(growth)} as long for {batch} times the tokens: per token, "
             f"{w.times(batch / growth)} cheaper, though the extra tokens were not free.")
     else:
         outcome, text = "as the tokens", text + (
@@ -217,10 +230,16 @@ def attention_check(table, answer: Prose) -> Prose:
     counted = float(table["flops"][core].sum()) / float(table["flops"].sum())
     t_core, t_mats, t_all = (float(table["seconds"][m].sum()) for m in (core, mats, core | ~core))
     measured = t_core / (t_core + t_mats)
-    worst = None   # the attention operator that lost the most time beyond its roofline time, where the table has it
-    if "roofline_seconds" in table:
-        lost = (table["seconds"] - table["roofline_seconds"])[core]
-        worst = str(lost.groupby(table["op"][core]).sum().idxmax()) if core.any() else None
+    losers, eff = [], {}    # the attention operators that lost the most time beyond their roofline time
+    if "roofline_seconds" in table and core.any():
+        by_op = table[core].groupby("op")[["seconds", "roofline_seconds"]].sum()
+        by_op["lost"] = by_op.seconds - by_op.roofline_seconds
+        for op, row in by_op[by_op.lost > 0].sort_values("lost", ascending=False).head(3).iterrows():
+            losers.append(f"`{op}` ({w.seconds(row.lost)}, at {w.percent(row.roofline_seconds / row.seconds)} of its "
+                          "roofline speed)")
+        for name, m in (("core", core), ("mats", mats)):
+            got = float(table["seconds"][m].sum())
+            eff[name] = float(table["roofline_seconds"][m].sum()) / got if got > 0 else math.nan
     text = (f"The profiler counted {w.percent(counted)} of the pass's FLOPs in attention's own operators, "
             + ("as the formula says" if abs(counted / f["flop_share"] - 1) <= w.SAME else
                f"against the formula's {w.percent(f['flop_share'])}: the profiler counts the scale, mask and softmax "
@@ -231,14 +250,18 @@ def attention_check(table, answer: Prose) -> Prose:
     if abs(measured / f["time_share"] - 1) <= WITHIN:
         outcome, text = "as predicted", text + f"close to the roofline's {w.percent(f['time_share'])}."
     elif measured > f["time_share"]:
-        outcome, text = "more", text + (
-            f"more than the roofline's {w.percent(f['time_share'])}: attention's operators ran further below their "
-            "roofs than the weight matmuls" + (f"; `{worst}` lost the most time beyond its roof" if worst else "")
-            + ". Each small operator pays a fixed cost, and softmax's exponentials many instructions per element.")
+        outcome, text = "more", text + f"more than the roofline's {w.percent(f['time_share'])}"
+        if eff:
+            text += (f": attention's operators ran at {w.percent(eff['core'])} of their roofline speed, the weight "
+                     f"matmuls and the head at {w.percent(eff['mats'])}")
+            text += f". The most time beyond their roofs went to {w.listing(losers)}" if losers else ""
+        text += "."
     else:
-        outcome, text = "less", text + (
-            f"less than the roofline's {w.percent(f['time_share'])}: the weight matmuls ran further below their "
-            "roof than attention's operators, or the scores fit in the caches and moved faster than DRAM allows.")
+        outcome, text = "less", text + f"less than the roofline's {w.percent(f['time_share'])}"
+        if eff:
+            text += (f": attention's operators ran at {w.percent(eff['core'])} of their roofline speed, the weight "
+                     f"matmuls and the head at {w.percent(eff['mats'])}")
+        text += "."
     text += (" Either way, attention took more of the time than of the FLOPs." if measured > counted else
              " Attention took no more of the time than of the FLOPs here.")
     return Prose(text, {"outcome": outcome, "time_share": measured, "flop_share": counted,

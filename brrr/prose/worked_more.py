@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from . import Prose
+from . import Prose, needs_measurements
 from . import words as w
 from . import worked
 from .worked import NEAR_ROOF, WITHIN, _s, _shaky, roofs
@@ -41,6 +41,19 @@ def _softmax_reasons(t: float, fixed_cost) -> tuple:
                 "share"), faster
     return (f"{head}, and other programs on the machine take their share (a call's fixed cost, "
             f"{w.seconds(fixed_cost)}, is only {w.percent(fixed_cost / t)} of even the least time)"), faster
+
+
+def _replayed_reasons(t: float, replay_floor: float, cpu: bool) -> tuple:
+    """The reasons a replayed softmax row takes longer than its least time ``t``: what the count leaves out
+    and, where it is at least :data:`.worked.FIXED_MATTERS` of ``t``, the replay floor every replayed row pays
+    (the host's fixed cost of a call is not on the clock a replayed row is timed by)."""
+    slower = ("a softmax passes over each row more than once (its maximum, the sum of its exponentials, the "
+              "division) where the count has one read and one write"
+              + (", and computes an exponential per element, many instructions on a CPU" if cpu else ""))
+    if replay_floor >= worked.FIXED_MATTERS * t:
+        slower += (f"; a replayed row also pays the replay floor ({w.seconds(replay_floor)}, what a one-element "
+                   f"operator takes on the same clock, {w.percent(replay_floor / t)} of the least time)")
+    return slower, REASONS["softmax"][1]
 
 
 def _bound(roof, flops: float, nbytes: float) -> float:
@@ -115,64 +128,70 @@ def chain_checkpoint(k: int, n: int, dev) -> Prose:
     fwd, bwd = PER_ELEMENT_FLOPS["gelu"], PER_ELEMENT_FLOPS["gelu_backward"]
     passes = {"forward": (fwd * n, 8 * n), "backward": (bwd * n, 12 * n)}   # per GELU: (FLOPs, bytes)
 
-    def step(r):   # (plain step, checkpointed step): k of each pass, and k more forward passes
+    def step(r):   # (plain step, checkpointed step): k of each pass, and k - 1 more forward passes (early stop)
         f, b = (_bound(r, *passes[p]) for p in ("forward", "backward"))
-        return k * (f + b), k * (2 * f + b)
+        return k * (f + b), k * (f + b) + (k - 1) * f
     (t, t_ck), (r_t, r_ck) = step(here), step(ref)
     regimes = {p: here.regime(*op) for p, op in passes.items()}
     memory_bound = set(regimes.values()) == {"memory-bound"}
-    flop_ratio = (2 * fwd + bwd) / (fwd + bwd)
+    flop_ratio = ((2 * k - 1) * fwd + k * bwd) / (k * (fwd + bwd))
+    byte_ratio = ((2 * k - 1) * 8 + k * 12) / (k * 20)
     text = (f"Plainly, each GELU saves its input for its derivative: {k} arrays of {w.size(4 * n)}, "
             f"{w.size(4 * k * n)}. Checkpointed whole, the chain keeps its input alone, {w.size(4 * n)}: "
-            f"{w.spelled(k)} times less.\n\nThe price is one more forward pass of the chain. By FLOPs (brrr counts "
-            f"{fwd} a GELU and {bwd} its derivative, per element) a step would take ({2 * fwd} + {bwd}) / "
-            f"({fwd} + {bwd}) = {w.number(flop_ratio)} times as long. But a forward pass moves 8 bytes per element "
+            f"{w.spelled(k)} times less.\n\nThe price is one more forward pass of the chain, less its last GELU: "
+            "PyTorch's checkpoint (`use_reentrant=False`) stops recomputing as soon as every tensor the backward "
+            f"pass needs exists again, and the last GELU's output is saved by nothing, so {k - 1} GELUs run again. "
+            f"By FLOPs (brrr counts {fwd} a GELU and {bwd} its derivative, per element) a step would take "
+            f"({2 * k - 1} × {fwd} + {k} × {bwd}) / ({k} × ({fwd} + {bwd})) = {w.number(flop_ratio)} times as long. "
+            "But a forward pass moves 8 bytes per element "
             f"and a backward pass 12 (the gradient and the saved input in, the gradient out): "
             f"{w.number(fwd / 8)} and {w.number(bwd / 12)} FLOP/byte, against this device's ridge of "
             f"{w.number(here.ridge)}: "
-            + (f"both **memory-bound**, so the bytes set the time: (2 × 8 + 12) / (8 + 12) = **7/5**, not "
-               f"{w.number(flop_ratio)}." if memory_bound else
+            + (f"both **memory-bound**, so the bytes set the time: ({2 * k - 1} × 8 + {k} × 12) / ({k} × 20) = "
+               f"**{w.number(byte_ratio)}**, not {w.number(flop_ratio)}." if memory_bound else
                f"the forward pass {regimes['forward']}, the backward pass {regimes['backward']}, so the roofline "
                f"gives **{w.number(t_ck / t)}**.")
             + f" The plain step takes at least {w.seconds(t)} here, the checkpointed one {w.seconds(t_ck)}.\n\n"
             f"On the reference {ref.name} (ridge {w.number(ref.ridge)}): {w.seconds(r_t)} and {w.seconds(r_ck)}, "
             f"a ratio of {w.number(r_ck / r_t)}. " + w.no_reference("checkpointed GELU chains", None))
-    return Prose(text, {"problem": "chain checkpoint", "ratio": t_ck / t, "flop_ratio": flop_ratio, "seconds": t,
+    return Prose(text, {"problem": "chain checkpoint", "ratio": t_ck / t, "flop_ratio": flop_ratio, "seconds": t, "k": k,
                         "backward_bytes": 12 / 8, "backward_flops": bwd / fwd,
                         "regimes": regimes, "kept": 4 * n, "plain": 4 * k * n})
 
 
+@needs_measurements
 def chain_checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
-    """The measured step-time ratio (times or Timings: checkpointed / plain) against the answer's, judged by the
-    time the recomputation added (ratio - 1), and what it says of a backward pass's cost next to a forward's."""
-    f, ratio = answer.facts, _s(checkpointed) / _s(plain)
-    share, extra, predicted = f["seconds"] / _s(plain), ratio - 1, f["ratio"] - 1
-    text = f"The checkpointed step took {w.times(ratio)} as long as the plain one: " + (
+    """The measured step-time ratio (times or Timings, their fastest samples: checkpointed / plain) against the
+    answer's, judged by the time the recomputation added (ratio - 1), and what it says of a backward pass's cost
+    next to a forward's."""
+    def fastest(t):
+        return getattr(t, "min", t)
+    f, ratio = answer.facts, fastest(checkpointed) / fastest(plain)
+    share, extra, predicted = f["seconds"] / fastest(plain), ratio - 1, f["ratio"] - 1
+    k = f.get("k", 4)
+    text = f"Comparing the fastest samples, the checkpointed step took {w.times(ratio)} as long as the plain one: " + (
         f"the recomputation added {w.percent(extra)} to the step, " if extra >= 0 else "")
     if abs(extra / predicted - 1) <= WITHIN:
         outcome, text = "as predicted", text + (f"{within(abs(extra / predicted - 1))} of the roofline's "
                                                 f"{w.percent(predicted)}.")
     elif extra > predicted:
-        outcome, text = "dearer", text + (f"more than the roofline's {w.percent(predicted)}: the forward pass weighs "
-                                          "more than its bytes say, or checkpointing added costs of its own "
-                                          "(stashing the input and the random-number state, setting up the "
-                                          "recomputation).")
+        outcome, text = "dearer", text + (f"more than the roofline's {w.percent(predicted)}: something besides the "
+                                          "bytes took the time; a profile of the two steps (Chapter 7) shows what.")
     elif extra >= 0:
         outcome, text = "cheaper", text + (f"less than the roofline's {w.percent(predicted)}: the backward pass took "
-                                           "more than its bytes' share of the step, so one more forward pass is a "
+                                           "more than its bytes' share of the step, so the rerun GELUs are a "
                                            "smaller share of it.")
     else:
-        outcome, text = "faster", text + ("less time, not more, which neither FLOPs nor bytes explain: other "
-                                          "programs slowed the plain step, or its larger working set (fresh memory "
-                                          "for every saved array) cost it more than the extra pass.")
-    if 0 < extra < 1:   # plain = k (F + B), checkpointed = k (2F + B): B / F = (1 - extra) / extra
-        text += (f" Read the other way, a GELU's backward pass cost {w.number((1 - extra) / extra)} times its "
+        outcome, text = "faster", text + ("less time, not more, which neither FLOPs nor bytes explain; time both "
+                                          "steps again before reading more into it.")
+    # plain = k (F + B), checkpointed = k (F + B) + (k - 1) F: B / F = (k - 1) / (k extra) - 1
+    if 0 < extra < (k - 1) / k:
+        text += (f" Read the other way, a GELU's backward pass cost {w.number((k - 1) / (k * extra) - 1)} times its "
                  f"forward pass, where the bytes give {w.number(f['backward_bytes'])} and the FLOPs "
                  f"{w.number(f['backward_flops'])}.")
     text += f" The plain step ran at {w.percent(share)} of the speed the roofline allows" + (
-        "." if share >= NEAR_ROOF else ": far below it, so something other than the bytes set its time: the "
-        "arithmetic of the error function and its derivative (many instructions per element on a CPU), the fixed "
-        "cost of each call, or other programs.") + ("" if outcome == "as predicted" else _shaky(plain, checkpointed)) \
+        "." if share >= NEAR_ROOF else ": far below it, so something other than the bytes set its time; a profile "
+        "of the step (Chapter 7) shows what.") + ("" if outcome == "as predicted" else _shaky(plain, checkpointed)) \
         + _few_samples(plain, checkpointed)
     return Prose(text, {"outcome": outcome, "ratio": ratio, "extra": extra, "share": share})
 
@@ -213,6 +232,7 @@ def separable(M: int, S_o: int, S_k: int, dev) -> Prose:
                         "depthwise_share": t[dw] / pair})
 
 
+@needs_measurements
 def separable_check(standard, depthwise, pointwise, answer: Prose) -> Prose:
     """The measured speed-up (seconds or Timings) of the depthwise-pointwise pair over the standard convolution,
     against the answer's, and how near each convolution came to the speed the roofline allows it."""
@@ -277,21 +297,29 @@ def _separable_blame(names, measured, bounds, outcome) -> str:
 
 # --- Chapter 7: the softmax row of the profile ------------------------------------------------------------
 
-def softmax_row(batch: int, heads: int, seq: int, dev, fixed_cost: float = None) -> Prose:
+def softmax_row(batch: int, heads: int, seq: int, dev, fixed_cost: float = None,
+                replay_floor: float = None) -> Prose:
     """Regime and least time of the attention's float32 softmax over (batch, heads, seq, seq) scores, counted as
     brrr's profiler counts it (5 FLOPs per element, one read and one write). ``fixed_cost``: the measured fixed
-    cost of one call (seconds), which decides whether the check names it as a reason (:func:`_softmax_reasons`)."""
+    cost of one call (seconds, the profile's ``overhead_seconds``): the regime is overhead-bound where it is at
+    least the least time, by the chapter's rule. ``replay_floor``: the profile's replay floor, which the check
+    names as a reason for a replayed row (:func:`_replayed_reasons`); without it, the reasons of
+    :func:`_softmax_reasons`."""
     from ..profiler.counting import PER_ELEMENT_FLOPS
     here, ref = roofs(dev)
     elements = batch * heads * seq * seq
     per = PER_ELEMENT_FLOPS["_softmax"]
     flops, nbytes = per * elements, 8 * elements
     t, intensity = _bound(here, flops, nbytes), per / 8
+    regime = here.regime(flops, nbytes)
+    called = fixed_cost is not None and fixed_cost >= t
     text = (f"The scores are {batch} × {heads} × {seq} × {seq} = {w.integer(elements)} elements. The softmax reads "
             f"each once and writes each once, {w.size(nbytes)}, and brrr counts {per} FLOPs per element (the "
             f"maximum, a subtraction, an exponential, the sum, a division): {w.integer(flops)} FLOPs, "
             f"{w.number(intensity)} FLOP/byte. Against this device's ridge of {w.number(here.ridge)} it is "
-            f"**{here.regime(flops, nbytes)}**, at least **{w.seconds(t)}**. "
+            + (f"{regime} by its bytes and FLOPs, at least **{w.seconds(t)}** of work; but a call's fixed cost here, "
+               f"{w.seconds(fixed_cost)}, is longer still, so by the chapter's rule the call is **overhead-bound**. "
+               if called else f"**{regime}**, at least **{w.seconds(t)}**. ")
             + (f"At best it reaches {w.number(intensity)} × {w.rate(here.peak_bandwidth, 'B/s')} = "
                f"{w.rate(intensity * here.peak_bandwidth)}, {w.times(here.ridge / intensity)} fewer FLOP/s than the "
                "peak a large matmul can approach." if intensity < here.ridge else
@@ -300,5 +328,7 @@ def softmax_row(batch: int, heads: int, seq: int, dev, fixed_cost: float = None)
             f"tokens, four times the bytes.\n\nOn the reference {ref.name} (ridge {w.number(ref.ridge)}): "
             f"{ref.regime(flops, nbytes)}, at least {w.seconds(_bound(ref, flops, nbytes))}, and "
             f"{w.times(ref.ridge / intensity)} fewer FLOP/s than its FP32 peak. " + _shipped("this softmax", "profile_bert", op="_softmax", nbytes=nbytes))
-    return Prose(text, {"problem": "softmax", "reasons": _softmax_reasons(t, fixed_cost), "seconds": t,
-                        "flops": flops, "nbytes": nbytes, "cache_bytes": dev.l2_bytes, "regime": here.regime(flops, nbytes)})
+    reasons = (_softmax_reasons(t, fixed_cost) if replay_floor is None else
+               _replayed_reasons(t, replay_floor, getattr(dev, "backend", "cpu") == "cpu"))
+    return Prose(text, {"problem": "softmax", "reasons": reasons, "seconds": t, "flops": flops, "nbytes": nbytes,
+                        "cache_bytes": dev.l2_bytes, "regime": "overhead-bound" if called else regime})

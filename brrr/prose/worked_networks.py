@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from . import Prose
+from . import Prose, needs_measurements
 from . import words as w
 from . import worked
 from .worked import WITHIN, _s, _shaky, roofs
@@ -69,6 +69,7 @@ def fusion_chain(k: int, n: int, dev) -> Prose:
                         "nbytes": b_fused, "cache_bytes": dev.l2_bytes})
 
 
+@needs_measurements
 def speedup_check(fused, unfused, answer: Prose) -> Prose:
     """The measured speed-up (times or Timings: unfused / fused) against the predicted one, and which side moved."""
     f, speedup = answer.facts, _s(unfused) / _s(fused)
@@ -117,17 +118,15 @@ def fusion_cap(n: int, dev) -> Prose:
 
 def saved_mlp(batch: int, width: int, dev) -> Prose:
     """Activation bytes autograd saves for ``Linear(width, 4 width), ReLU, Linear(4 width, width)`` on ``batch``
-    rows, the input needing no gradient."""
-    here, ref = roofs(dev)
+    rows, the input needing no gradient (``dev`` is not used: the count is the same on any device)."""
     x_bytes, hidden = 4 * batch * width, 16 * batch * width
     total = x_bytes + hidden
     text = (f"The first Linear saves its input x for its weight's gradient: {w.integer(batch)} × {w.integer(width)} "
             f"× 4 = {w.size(x_bytes)}. The ReLU saves its output, {w.integer(batch)} × {w.integer(4 * width)} × 4 = "
             f"{w.size(hidden)}, and the second Linear saves that same tensor as its input: one storage, counted "
             f"once. Its weight is saved too, but it is a parameter, in memory anyway. In all **{w.size(total)}** "
-            f"of activations, {w.times(total / x_bytes)} the input.\n\nThe count is the same on any device. What "
-            f"the device changes is the time to write those bytes once: {w.seconds(here.t_mem(total))} at this "
-            f"device's peak bandwidth, {w.seconds(ref.t_mem(total))} on the reference {ref.name}.")
+            f"of activations, {w.times(total / x_bytes)} the input.\n\nThe count is the same on any device: it "
+            "depends only on the shapes and on what each operation saves.")
     return Prose(text, {"problem": "saved", "nbytes": total})
 
 
@@ -147,24 +146,40 @@ def saved_check(measured: int, answer: Prose) -> Prose:
     return Prose(text, {"outcome": outcome, "difference": diff})
 
 
+def _fp32_peak(dev) -> str:
+    """Which float32 peak a worked problem's FLOP time is taken against."""
+    if getattr(dev, "on_gpu", False):
+        return ("this device's float32 peak without tensor cores (PyTorch leaves TF32 off for float32 matmuls "
+                "by default)")
+    return "this device's float32 peak"
+
+
 def checkpoint_cost(block_bytes: float, input_bytes: float, layers: int, every: int, batch: int, width: int,
                     dev) -> Prose:
-    """Memory at the backward's peak and step time of the chapter's stack, plain and checkpointed every ``every``."""
-    from ..experiments.recompute_checkpoint import checkpoint_model
+    """Memory at the backward's peak and step time of the chapter's stack, plain and checkpointed every ``every``,
+    the step time from the FLOPs PyTorch's early-stopping checkpoint reruns."""
+    from ..experiments.recompute_checkpoint import checkpoint_flop_ratio, checkpoint_model
     here, ref = roofs(dev)
     plain, kept = checkpoint_model(block_bytes, input_bytes, layers, 0), checkpoint_model(
         block_bytes, input_bytes, layers, every)
     flops = 3 * layers * 16 * batch * width ** 2   # two matmuls a block, 2 x batch x width x 4 width FLOPs each
+    ratio = checkpoint_flop_ratio(layers, every)
+    segments = math.ceil(layers / every)
     t, t_ref = here.t_math(flops), ref.t_math(flops)
     text = (f"Plainly, all {layers} blocks keep their activations, {layers} × {w.size(block_bytes)} = "
             f"{w.size(plain)}. With segments of {every}, the model keeps ⌈{layers}/{every}⌉ segment inputs of "
             f"{w.size(input_bytes)} and one segment of activations while it is recomputed: **{w.size(kept)}**, "
-            f"{w.times(plain / kept)} less.\n\nThe price is one more forward pass. A step does about "
-            f"{format_si(flops, 'FLOP')} (forward, and a backward of twice its FLOPs); the recomputation adds a "
-            f"third, so a checkpointed step should take **4/3 as long**. At this device's peak the plain step takes "
-            f"at least {w.seconds(t)}, the checkpointed one {w.seconds(4 * t / 3)}; on the reference {ref.name}, "
-            f"{w.seconds(t_ref)} and {w.seconds(4 * t_ref / 3)}. The memory is the same on both.")
-    return Prose(text, {"problem": "checkpoint", "ratio": 4 / 3, "seconds": t, "kept": kept, "plain": plain})
+            f"{w.times(plain / kept)} less.\n\nThe price is at most one more forward pass. A step does about "
+            f"{format_si(flops, 'FLOP')} (forward, and a backward of twice its FLOPs); rerunning the whole forward "
+            f"pass would add a third, 4/3 in all (Chen et al.). PyTorch's checkpoint (`use_reentrant=False`) stops "
+            "recomputing a segment as soon as every tensor its backward pass needs exists again, so it skips each "
+            f"segment's last matmul, whose output nothing saves: {segments} of the {2 * layers} matmuls of the "
+            f"forward pass are not rerun, and a checkpointed step should take 1 + (1 − {segments}/{2 * layers})/3 = "
+            f"**{w.number(ratio)} times as long**. At {_fp32_peak(dev)} the plain step takes at least "
+            f"{w.seconds(t)}, the checkpointed one {w.seconds(ratio * t)}; on the reference {ref.name} (float32 "
+            f"without tensor cores, {w.rate(ref.peak_flops)}), {w.seconds(t_ref)} and {w.seconds(ratio * t_ref)}. The memory is the same on "
+            "both.")
+    return Prose(text, {"problem": "checkpoint", "ratio": ratio, "seconds": t, "kept": kept, "plain": plain})
 
 
 def within(d: float) -> str:
@@ -173,26 +188,26 @@ def within(d: float) -> str:
     return "within 1%" if d < 0.01 else f"within {w.percent(d)}"
 
 
+@needs_measurements
 def checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
-    """The measured step-time ratio (times or Timings: checkpointed / plain) against the predicted 4/3."""
+    """The measured step-time ratio (times or Timings: checkpointed / plain) against the answer's FLOP ratio."""
     f, ratio = answer.facts, _s(checkpointed) / _s(plain)
     share = f["seconds"] / _s(plain)
+    want = w.number(f["ratio"])
     text = f"The checkpointed step took {w.times(ratio)} as long as the plain one, "
     if abs(ratio / f["ratio"] - 1) <= WITHIN:
-        outcome, text = "as predicted", text + f"{within(abs(ratio / f['ratio'] - 1))} of 4/3."
+        outcome, text = "as predicted", text + f"{within(abs(ratio / f['ratio'] - 1))} of {want}."
     elif ratio > f["ratio"]:
-        outcome, text = "dearer", text + ("more than 4/3: checkpointing adds costs of its own per segment (stashing "
-                                          "the input and the random-number state, setting up the recomputation), "
-                                          "which no FLOP count sees.")
+        outcome, text = "dearer", text + (f"more than {want}: something besides the matmuls' FLOPs took time; the "
+                                          "sweep below, which sets the time against the FLOPs at every segment "
+                                          "length, shows whether it grows with the number of segments.")
     elif ratio >= 1:
-        outcome, text = "cheaper", text + ("less than 4/3: the backward pass took more than twice the forward's "
-                                           "time, so one more forward pass is a smaller share of the step.")
+        outcome, text = "cheaper", text + (f"less than {want}: the recomputed matmuls cost less per FLOP than the "
+                                           "rest of the step.")
     else:
-        outcome, text = "faster", text + ("less time, not more, which no FLOP count explains: the plain step paid "
-                                          "for something the checkpointed one avoids, most likely its larger working "
-                                          "set (fresh memory for every saved activation costs page faults on a CPU, "
-                                          "and less of it stays in the caches), or other programs slowed it.")
-    text += f" The plain step ran at {w.percent(share)} of the peak FLOP/s." + (
+        outcome, text = "faster", text + ("less time, not more, which no FLOP count explains; time both steps "
+                                          "again, or see the sweep below, before reading more into it.")
+    text += f" The plain step ran at {w.percent(share)} of the float32 peak the answer used." + (
         "" if outcome == "as predicted" else _shaky(plain, checkpointed)) + _few_samples(plain, checkpointed)
     return Prose(text, {"outcome": outcome, "ratio": ratio, "share": share})
 
