@@ -94,7 +94,8 @@ def test_operator_calls_match_the_shipped_profiles():
     are the calls the profiler recorded in every shipped profile of the model."""
     from brrr import reference
     assert gpt.operator_calls(TINY, 1, 8) == gpt.operator_calls(TINY, 1, 8)
-    per_block = gpt.operator_calls(gpt.GPTConfig(n_layer=3), 2, 64) - gpt.operator_calls(gpt.GPTConfig(n_layer=2), 2, 64)
+    three, two = (gpt.operator_calls(gpt.GPTConfig(n_layer=n), 2, 64) for n in (3, 2))
+    per_block = three - two
     assert per_block > 10
     for runs in reference.record_sets().values():
         if "capstone_profile_batch" in runs and "capstone_steps" in runs:

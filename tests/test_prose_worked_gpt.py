@@ -243,3 +243,24 @@ def test_eager_call_is_overhead_bound_where_its_calls_fixed_costs_exceed_the_roo
     assert big.facts["seconds"] == pytest.approx(2 * t) and f"{calls} operator calls" in str(big)
     small = wg.eager_call(TINY, 1, 16, CPU, fixed_cost=t / calls / 2)
     assert small.facts["regime"] == plain.facts["regime"] and small.facts["seconds"] == t
+
+
+def test_attention_share_compares_devices_at_the_same_sequence_and_names_gpt2_once():
+    """review 07_08 item 23: one variable at a time; no '4,608 for this model, 4,608 for GPT-2 small'."""
+    p = wg.attention_share(GPT2_SMALL, 8, 512, CPU)
+    text = str(p)
+    assert f"this model at the same 8 × 512 tokens: {w.percent(p.facts['reference_same_share'])}" in text
+    assert text.count("4,608") == 1 and "longer than its context of 1,024 tokens" in text
+    assert "for GPT-2 small" in str(wg.attention_share(TINY, 4, 64, CPU))
+
+
+def test_ridge_tokens_in_bfloat16_on_this_device():                   # review 07_08 item 24
+    class Tensor(FakeDevice):
+        def has_tensor_cores(self, dtype="float16"):
+            return True
+
+        def peak_flops(self, dtype="float32", tensor_cores=False):
+            return self.flops * (8 if tensor_cores else 1)
+    gpu = Tensor(flops=1e12, bandwidth=1e11, on_gpu=True)
+    assert "on this device's tensor cores (ridge 80," in str(wg.ridge_tokens(TINY, 64, gpu))
+    assert "this device's tensor cores" not in str(wg.ridge_tokens(TINY, 64, CPU))

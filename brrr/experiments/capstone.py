@@ -11,7 +11,7 @@ Each step adds one change to the last configuration that ran (He, 2022):
 
 :func:`run_steps` times every step (forward passes under ``torch.no_grad()``, wall clock,
 :func:`brrr.experiments.wallclock.wall_time_per_call`), counts its FLOPs
-(:func:`brrr.gpt.forward_flops`), divides by the device's peak for the step's dtype (MFU) and
+(:func:`brrr.gpt.forward_flops`), divides by one peak for every step (MFU, :func:`table_peak`) and
 profiles the step's operators with :func:`brrr.profile` to find the regime that takes most of
 the time. A step that cannot run here is a record with a ``skipped`` reason.
 :func:`steps_table` shows the records on the page.

@@ -157,7 +157,8 @@ def _why(r, outcome: str, ratio: float, result) -> str:
         text = f" Attention is {w.percent(share)} of this model's FLOPs at this sequence length."
         if outcome == "faster":
             return text + (" The fused kernel computes softmax(Q·Kᵀ)·V tile by tile without writing the "
-                           "sequence × sequence scores to memory, and skips the masked half.")
+                           "sequence × sequence scores to memory, and skips the masked half (the MFU still counts "
+                           "the whole square, as MFU conventionally does).")
         if outcome == "slower":
             text += (" The fused kernel did worse than the hand-written attention here"
                      + (": on a CPU without fast low-precision arithmetic it gains little from fusing." if cpu else

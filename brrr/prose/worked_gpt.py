@@ -116,7 +116,8 @@ def ridge_tokens(cfg, seq: int, dev) -> Prose:
                  f"take the smallest batch beyond it, **{batch} sequences, {w.integer(batch * seq)} tokens**, ")
     text += (f"{w.integer(flops)} FLOPs: the call is {here.regime(flops, nbytes)}, at least **{w.seconds(t)}**, "
              f"{w.times(t / t_few)} the least time of a call on one sequence, for {batch} times the tokens."
-             f"\n\nOn the reference {ref.name} in FP32 (ridge {w.number(ref.ridge)}) the same model needs "
+             + _bf16_here(dev, cfg, per_token, here.peak_bandwidth)
+             + f"\n\nOn the reference {ref.name} in FP32 (ridge {w.number(ref.ridge)}) the same model needs "
              f"{w.number(n_ref)} tokens; in bfloat16 on its tensor cores (ridge {w.number(bf16)}, 2 bytes per "
              f"weight) {w.number(n_bf16)}: the faster the arithmetic, the more tokens a call needs before its "
              "weights stop setting its time.")
@@ -124,6 +125,16 @@ def ridge_tokens(cfg, seq: int, dev) -> Prose:
     return Prose(text, {"problem": "ridge tokens", "reasons": reasons, "seconds": t,
                         "batch": batch, "seq": seq, "tokens": batch * seq, "n_star": n_star, "flops": flops,
                         "nbytes": nbytes, "cache_bytes": dev.l2_bytes, "few_seconds": t_few})
+
+
+def _bf16_here(dev, cfg, per_token: float, bandwidth: float) -> str:
+    """The same count in bfloat16 on this device's tensor cores, where it has them (a GPU with a spec)."""
+    has = getattr(dev, "has_tensor_cores", None)
+    if not getattr(dev, "on_gpu", False) or has is None or not has("bfloat16"):
+        return ""
+    ridge = dev.peak_flops("bfloat16", tensor_cores=True) / bandwidth
+    return (f" In bfloat16 on this device's tensor cores (ridge {w.number(ridge)}, 2 bytes per weight) it needs "
+            f"{w.number(_weights(cfg, 2) * ridge / per_token)} tokens.")
 
 
 @needs_measurements
@@ -188,10 +199,15 @@ def attention_share(cfg, batch: int, seq: int, dev) -> Prose:
     core, mats = _attention_roofs(cfg, batch, seq, here)
     ref_core, ref_mats = _attention_roofs(GPT2_SMALL, 1, GPT2_SMALL.context, ref)
     time_share, ref_share = core / (core + mats), ref_core / (ref_core + ref_mats)
+    same_core, same_mats = _attention_roofs(cfg, batch, seq, ref)
+    same_share = same_core / (same_core + same_mats)
     big_block, softmax = GPT2_SMALL.context / (6 * GPT2_SMALL.d_model + GPT2_SMALL.context), _softmax_flops()
     text = (f"Per token and block, attention does 4·T·d FLOPs and the weight matrices 24·d²: attention's share of "
             f"a block is T / (6d + T), and it passes half at **T = 6d**, {w.integer(6 * d)} tokens for this model "
-            f"(d = {d}), {w.integer(6 * GPT2_SMALL.d_model)} for GPT-2 small. At T = {seq} it is {w.percent(block)} "
+            f"(d = {d})"
+            + (f", {w.integer(6 * GPT2_SMALL.d_model)} for GPT-2 small" if d != GPT2_SMALL.d_model else "")
+            + (f", longer than its context of {w.integer(cfg.context)} tokens" if 6 * d > cfg.context else "")
+            + f". At T = {seq} it is {w.percent(block)} "
             f"of each block, and with the head, **{w.percent(share)} of the pass's FLOPs**. GPT-2 small at "
             f"{w.integer(GPT2_SMALL.context)} tokens: {w.percent(big_block)} of each block, {w.percent(big_share)} "
             f"of the pass.\n\nTime is another matter. The scale, the mask and softmax each read and write the "
@@ -202,12 +218,14 @@ def attention_share(cfg, batch: int, seq: int, dev) -> Prose:
             f"Counting the least time of those operators and of the four copies that split and join the heads "
             f"against that of the weight matrices and the head (leaving out the LayerNorms, GELU and adds), the "
             f"roofline gives attention **{w.percent(time_share)} of the time**, against {w.percent(share)} of the "
-            f"FLOPs.\n\nOn the reference {ref.name} in FP32, GPT-2 small at "
+            f"FLOPs.\n\nOn the reference {ref.name} in FP32, this model at the same {batch} × {seq} tokens: "
+            f"{w.percent(same_share)} of the time; GPT-2 small at "
             f"{w.integer(GPT2_SMALL.context)} tokens: {w.percent(ref_share)} of the time for {w.percent(big_share)} "
             "of the FLOPs. This is the time FlashAttention goes after: it never writes the scores to memory "
             "(Dao et al., 2022).")
     return Prose(text, {"problem": "attention", "flop_share": share, "time_share": time_share,
                         "block_share": block, "gpt2_share": big_share, "reference_time_share": ref_share,
+                        "reference_same_share": same_share,
                         "crossover": 6 * d})
 
 
