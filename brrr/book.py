@@ -75,12 +75,12 @@ CHAPTER_EXPERIMENTS = {
 def _gpu_runs(experiments=None) -> dict:
     """``{GPU name: {experiment: date}}`` of the shipped reference GPU runs of ``experiments``
     (default: all of them)."""
-    from .reference import record_sets
+    from .reference import record_sets, set_device
     gpus = {}
     for folder, runs in record_sets().items():
         if folder == config.replay_set():
             continue    # a replayed page's own run is not a reference beside it
-        dev = next(iter(runs.values())).meta.get("device", {})
+        dev = set_device(runs)
         chosen = {name: r.meta.get("date", "")[:10] for name, r in runs.items()
                   if experiments is None or name in experiments}
         if chosen and dev.get("backend") == "cuda":

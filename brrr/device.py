@@ -301,9 +301,9 @@ def device(refresh: bool = False) -> Device:
     """The live device: a CUDA GPU if CuPy or PyTorch can use one, else the CPU.
 
     ``BRRR_DEVICE=cpu`` forces the CPU; ``BRRR_REPLAY=<set>`` gives the recorded device of that
-    set (:mod:`brrr.reference`), whose measurements are replayed. The answer is cached; ``refresh=True`` looks
-    again, and peaks measured on this machine are measured again on their first use
-    (a cached measurement older than this call is not used).
+    set (:mod:`brrr.reference`), whose measurements are replayed. The answer is cached;
+    ``refresh=True`` looks again, and peaks measured on this machine are measured again on
+    their first use (a cached measurement older than this call is not used).
     """
     if not isinstance(refresh, bool):
         raise TypeError(f"refresh must be True or False, got {refresh!r}")

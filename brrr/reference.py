@@ -93,15 +93,25 @@ def as_data(result: Result):
     return result
 
 
+def _check_name(name):
+    if not isinstance(name, str) or not name or os.sep in name:
+        raise ValueError(f"name must be an experiment name such as 'bandwidth_vs_size', got {name!r}")
+
+
+def set_device(runs: dict) -> dict:
+    """The device summary (``meta['device']``) of a record set ``{experiment: Result}``."""
+    return next(iter(runs.values())).meta.get("device", {})
+
+
 def load(name: str, backend: str = "cuda", folder=None) -> list:
     """The shipped reference runs of experiment ``name``, one per device, sorted by device.
 
     ``backend='cuda'`` (default) keeps the GPU runs, ``'cpu'`` the CPU runs, ``None``
-    all. In a replayed build the replayed set is left out (it is the page's own run). ``folder`` reads another set of runs (default: the ones shipped with brrr).
+    all. ``folder`` reads another set of runs (default: the ones shipped with brrr; in a
+    replayed build, without the replayed set, which is the page's own run).
     Returns ``[]`` where no device has a run of that experiment yet.
     """
-    if not isinstance(name, str) or not name or os.sep in name:
-        raise ValueError(f"name must be an experiment name such as 'bandwidth_vs_size', got {name!r}")
+    _check_name(name)
     if backend not in ("cuda", "cpu", None):
         raise ValueError(f"backend must be 'cuda', 'cpu' or None, got {backend!r}")
     base = Path(folder) if folder is not None else REFERENCE_DIR
@@ -148,8 +158,7 @@ def measure(name: str, fn, *args, **kwargs):
     record of ``name`` as ``fn`` returned it (:func:`as_data`); where the set has none, says so
     on the page and on stderr and returns None.
     """
-    if not isinstance(name, str) or not name or os.sep in name:
-        raise ValueError(f"name must be an experiment name such as 'bandwidth_vs_size', got {name!r}")
+    _check_name(name)
     if not callable(fn):
         raise TypeError(f"fn must be callable (the measurement to run), got {type(fn).__name__}")
     if config.replay_set():
@@ -201,16 +210,15 @@ def replay_summary() -> dict:
     runs = replay_runs()
     if not runs:
         raise RuntimeError(f"no record set is replayed ({config.REPLAY_ENV} is unset)")
-    results = list(runs.values())
-    return {"device": dict(results[0].meta.get("device", {})),
-            "date": max(r.meta.get("date", "")[:10] for r in results),
-            "versions": dict(results[0].meta.get("versions", {}))}
+    return {"device": dict(set_device(runs)),
+            "date": max(r.meta.get("date", "")[:10] for r in runs.values()),
+            "versions": dict(next(iter(runs.values())).meta.get("versions", {}))}
 
 
 def _say_not_recorded(name: str):
     device = replay_summary()["device"].get("name", config.replay_set())
-    text = (f"*Not measured here: the {device} run replayed on this page has no record of `{name}` "
-            f"(it is newer than that run). Run this chapter to measure it.*")
+    text = (f"*Not measured here: the {device} run replayed on this page has no record of `{name}`. "
+            f"Run this chapter to measure it.*")
     print(f"brrr: replay: no record of {name!r} in the set {config.replay_set()!r}", file=sys.stderr)
     try:
         from IPython.display import Markdown, display
@@ -219,15 +227,14 @@ def _say_not_recorded(name: str):
         print(text)
 
 
-def newest_gpu_set(folder=None) -> str:
-    """The folder name of the shipped GPU record set measured last (by its newest record's date),
-    the one the published book replays; '' where no GPU set ships."""
+def newest_gpu_set(sets: dict = None) -> str:
+    """The name of the GPU record set measured last (by its newest record's date) among ``sets``
+    (:func:`record_sets`; default: the shipped ones), the one the published book replays;
+    '' where there is none."""
     newest = ("", "")
-    for name, runs in record_sets(folder).items():
-        results = list(runs.values())
-        if results[0].meta.get("device", {}).get("backend") != "cuda":
-            continue
-        newest = max(newest, (max(r.meta.get("date", "") for r in results), name))
+    for name, runs in (record_sets() if sets is None else sets).items():
+        if set_device(runs).get("backend") == "cuda":
+            newest = max(newest, (max(r.meta.get("date", "") for r in runs.values()), name))
     return newest[1]
 
 
@@ -246,8 +253,7 @@ def recorded_names(notebook) -> list:
 def _devices(runs: dict) -> list:
     """Device folders of ``runs`` (from :func:`record_sets`), GPUs first, then by name."""
     def key(folder):
-        first = next(iter(runs[folder].values()))
-        return (first.meta.get("device", {}).get("backend") != "cuda", folder)
+        return (set_device(runs[folder]).get("backend") != "cuda", folder)
     return sorted(runs, key=key)
 
 

@@ -23,12 +23,12 @@ def main(argv=None) -> int:
     parser.add_argument("set", nargs="?", help="record set (a folder of brrr/data/reference); default: the newest GPU set")
     parser.add_argument("--newest", action="store_true", help="print the newest GPU set's name and stop")
     args = parser.parse_args(argv)
-    newest = reference.newest_gpu_set()
+    sets = reference.record_sets()
+    newest = reference.newest_gpu_set(sets)
     if args.newest:
         print(newest)
         return 0
     name = args.set or newest
-    sets = reference.record_sets()
     if name not in sets:
         parser.error(f"no record set {name!r}; have {', '.join(sorted(sets))}")
     have = sets[name]

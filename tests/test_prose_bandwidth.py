@@ -79,7 +79,7 @@ def test_roofline_summary(runs):
     if stream < roof.ridge:
         # Left of the ridge is not "on the roof": each kernel's share of the roof is given, "memory-bound"
         # is said only when every one reached ON_ROOF of it, and each that did not is named as such.
-        from brrr.prose.bandwidth_roofline import ON_ROOF
+        from brrr.prose.words import ON_ROOF
         shares = {(r["op"], r["library"]): r["gbps"] * 1e9 / roof.peak_bandwidth
                   for r in run.records if r["kind"] == "bandwidth"}
         for share in shares.values():

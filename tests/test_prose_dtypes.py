@@ -4,6 +4,7 @@ import pytest
 
 from brrr.experiments.dtypes import matmul_counts, pointwise_counts
 from brrr.prose import dtypes as prose
+from brrr.prose.words import ON_ROOF
 from brrr.results import Result
 
 N, ELEMENTS, BW = 512, 2 ** 24, 30e9
@@ -195,7 +196,7 @@ def test_pointwise_shares_of_the_memory_roof_on_record_sets(runs):
     ran = [r for r in run.records if r["op"] == "pointwise" and not r.get("skipped") and r.get("seconds")]
     for r in ran:
         assert close_to(100 * r["nbytes"] / r["seconds"] / bw, text, 0.02)
-    below = any(r["nbytes"] / r["seconds"] < prose.ON_ROOF * bw for r in ran)
+    below = any(r["nbytes"] / r["seconds"] < ON_ROOF * bw for r in ran)
     assert ("the premise above did not hold" in text) == (below and len(ran) > 1)
     assert "noisy" not in text
 

@@ -9,7 +9,6 @@ from . import Prose, with_references
 from . import words as w
 from .words import ABOVE_ROOF
 
-ON_ROOF = 0.7   # a kernel left of the ridge that reaches 70% of the slanted roof sits on it
 
 
 def device_roof(run):
@@ -112,18 +111,18 @@ def _sizes(run) -> str:
 
 def _stream_shares(run, roof) -> tuple:
     """Each STREAM kernel's share of the bandwidth roof; which ones did not reach it (below
-    ON_ROOF), and, where two of one library moved different bytes per element in about the same
+    words.ON_ROOF), and, where two of one library moved different bytes per element in about the same
     time, that their time followed the elements, not the bytes."""
     stream = [r for r in run.records if r["kind"] == "bandwidth"]
     share = lambda r: r["gbps"] * 1e9 / roof.peak_bandwidth  # noqa: E731
     name = lambda r: f"`{r['op']}` ({r['library']})"  # noqa: E731
     text = (" Measured, they reached " + w.listing(f"{name(r)} {w.percent(share(r))}" for r in stream)
             + " of the roof's bandwidth.")
-    off = [r for r in stream if share(r) < ON_ROOF]
+    off = [r for r in stream if share(r) < w.ON_ROOF]
     if not off:
         return [], text + " All of them sit close to the slanted roof: memory-bound."
     one = len(off) == 1
-    text += (f" Below {w.percent(ON_ROOF)} of it, not on the roof, {'is' if one else 'are'} "
+    text += (f" Below {w.percent(w.ON_ROOF)} of it, not on the roof, {'is' if one else 'are'} "
              f"{w.listing(name(r) for r in off)}: the bytes alone do not account for {'its' if one else 'their'} time.")
     per_element = lambda r: r["seconds"] / r["size"]  # noqa: E731
     pairs = [(a, b) for a in off for b in stream if a["library"] == b["library"] and a["nbytes"] / a["size"]

@@ -12,7 +12,6 @@ from . import words as w
 from .words import ABOVE_ROOF
 
 PROPORTIONAL = 1.25   # a speed-up within 25% of the byte ratio is "in proportion to the bytes"
-ON_ROOF = 0.7         # a pointwise op at 70% of the memory roof or more sits on it (memory-bound, measured)
 
 
 def _by(result) -> dict:
@@ -101,9 +100,9 @@ def pointwise(result) -> Prose:
              + w.listing(clauses) + ".")
     bw = result.meta.get("peak_bandwidth")
     if bw:
-        off = [r["dtype"] for r in [f32, *others] if _bps(r) < ON_ROOF * bw]
+        off = [r["dtype"] for r in [f32, *others] if _bps(r) < w.ON_ROOF * bw]
         if off:
-            text += (f" {w.listing(map(_code, off))} reached less than {w.percent(ON_ROOF)} of the memory roof: "
+            text += (f" {w.listing(map(_code, off))} reached less than {w.percent(w.ON_ROOF)} of the memory roof: "
                      f"{'its' if len(off) == 1 else 'their'} time was not {'its' if len(off) == 1 else 'their'} "
                      "bytes over the bandwidth, so the premise above did not hold for "
                      f"{'it' if len(off) == 1 else 'them'}, and the comparison shows what this library's kernel "

@@ -4,6 +4,7 @@ against eager mode.
 """
 from __future__ import annotations
 
+from ..arrays import ITEMSIZE
 from . import Prose, with_references
 from . import words as w
 from .recompute_saved import _bytes
@@ -52,9 +53,6 @@ def _speed(ratio: float) -> str:
     if ratio < 1 / (1 + w.SAME):
         return "slower"
     return "same"
-
-
-ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
 
 
 def _traffic_sentence(c: dict, saved_time: float, facts: dict) -> str:

@@ -8,6 +8,7 @@ from ..results import ran_on_cpu
 
 SAME = 0.10         # two times within 10% of each other are "about the same"
 ABOVE_ROOF = 1.05   # 5% faster than a roof is "above" it (less is noise)
+ON_ROOF = 0.7       # 70% of a roof or more is "on" (or "near") it; less is below it
 NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 

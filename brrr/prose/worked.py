@@ -313,8 +313,7 @@ def ratio_check(matmul, elementwise, answer: Prose) -> Prose:
     return Prose(text, {"outcome": outcome, "ratio": ratio})
 
 
-FAR_BELOW = 0.25         # under a quarter of the roof is "far below" it (between this and ON_ROOF: "below")
-ON_ROOF = 0.7            # two_ops_check: 70% of the roof or more is "near" it (half the roof is below it)
+FAR_BELOW = 0.25         # under a quarter of the roof is "far below" it (between this and words.ON_ROOF: "below")
 FIXED_MATTERS = 0.05     # a call's fixed cost is worth naming as a reason once it is 5% of the call's time
 
 
@@ -331,13 +330,13 @@ def two_ops_check(matvec, matmul, answer: Prose, dev, fixed_cost: float = None) 
                                      flops / dev.peak_flops()) / _s(t), _s(t)
         parts.append(f"`{name}` ran at {w.percent(shares[name])} of its roof, the peak {roof}")
     far = [f"`{name}`" for name, share in shares.items() if share < FAR_BELOW]
-    some = [f"`{name}`" for name, share in shares.items() if FAR_BELOW <= share < ON_ROOF]
-    close = [f"`{name}`" for name, share in shares.items() if ON_ROOF <= share <= 1 + 1e-9]
+    some = [f"`{name}`" for name, share in shares.items() if FAR_BELOW <= share < w.ON_ROOF]
+    close = [f"`{name}`" for name, share in shares.items() if w.ON_ROOF <= share <= 1 + 1e-9]
     beyond = beyond_roof({f"`{name}`": share for name, share in shares.items()},
                          {f"`{name}`": nbytes for name, (_, nbytes) in f["ops"].items()}, dev.l2_bytes,
                          not dev.on_gpu)
     if far or some:
-        shortest = min(times[name] for name, share in shares.items() if share < ON_ROOF)
+        shortest = min(times[name] for name, share in shares.items() if share < w.ON_ROOF)
         fixed_matters = fixed_cost is None or fixed_cost >= FIXED_MATTERS * shortest
         where = " and ".join(([f"far below for {w.listing(far)}"] if far else []) +
                              ([f"below for {w.listing(some)}"] if some else []) +
