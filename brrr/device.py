@@ -265,8 +265,8 @@ def _cuda_with_torch() -> Optional[Device]:
 
 def _replayed_device(set_name: str) -> Device:
     """The device of the record set ``set_name`` (``BRRR_REPLAY``), from its records' summary."""
-    from . import reference
-    summary = reference.replay_summary()["device"]
+    from .results import Result, record_set_folder
+    summary = Result.load(str(min(record_set_folder(set_name).glob("*.json")))).meta.get("device", {})
     if summary.get("backend") != "cuda":
         raise ValueError(f"BRRR_REPLAY={set_name!r}: only a GPU's record set can be replayed "
                          f"(its device is {summary.get('name')!r}, backend {summary.get('backend')!r})")

@@ -30,9 +30,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from . import config
-from .results import Result
+from .results import REFERENCE_DIR, Result, record_set_folder  # noqa: F401 (REFERENCE_DIR public here too)
 
-REFERENCE_DIR = Path(__file__).resolve().parent / "data" / "reference"
 RECORD_ENV = "BRRR_RECORD"            # folder to save live results into (the reference script sets it)
 COMMAND_ENV = "BRRR_RECORD_COMMAND"   # the command that made them, for the provenance
 
@@ -155,8 +154,8 @@ def measure(name: str, fn, *args, **kwargs):
     Live: runs it and returns what it returns; where ``BRRR_RECORD`` names a folder (the
     reference script sets it), also saves it there as ``<name>.json`` with its provenance.
     Replayed (``BRRR_REPLAY`` names a record set): never runs ``fn``, and returns that set's
-    record of ``name`` as ``fn`` returned it (:func:`as_data`); where the set has none, says so
-    on the page and on stderr and returns None.
+    record of ``name`` as ``fn`` returned it (:func:`as_data`), no longer marked as a reference
+    (it is the page's own run); where the set has none, says so on the page and returns None.
     """
     _check_name(name)
     if not callable(fn):
@@ -166,7 +165,8 @@ def measure(name: str, fn, *args, **kwargs):
         if record is None:
             _say_not_recorded(name)
             return None
-        return as_data(record)
+        # the page's own run, drawn and named as a live run is (the banner says it is replayed)
+        return as_data(Result(record.name, list(record.records), {**record.meta, "reference": False}))
     data = fn(*args, **kwargs)
     save(data, name)
     return data
@@ -189,14 +189,8 @@ def save(data, name: str):
 
 @functools.lru_cache(maxsize=None)
 def _load_set(set_name: str) -> dict:
-    folder = REFERENCE_DIR / set_name
-    if not folder.is_dir():
-        have = ", ".join(sorted(p.name for p in REFERENCE_DIR.iterdir() if p.is_dir()))
-        raise ValueError(f"{config.REPLAY_ENV}={set_name!r} names no record set in {REFERENCE_DIR} (have: {have})")
-    runs = {path.stem: Result.load(str(path)) for path in sorted(folder.glob("*.json"))}
-    if not runs:
-        raise ValueError(f"{config.REPLAY_ENV}={set_name!r}: the record set {folder} is empty")
-    return runs
+    folder = record_set_folder(set_name)
+    return {path.stem: Result.load(str(path)) for path in sorted(folder.glob("*.json"))}
 
 
 def replay_runs() -> dict:
@@ -216,15 +210,16 @@ def replay_summary() -> dict:
 
 
 def _say_not_recorded(name: str):
+    """Say on the page that the replayed set has no record of ``name`` (the build log lists every
+    such name first: ``make book-replay`` runs ``scripts/replay_coverage.py``)."""
     device = replay_summary()["device"].get("name", config.replay_set())
     text = (f"*Not measured here: the {device} run replayed on this page has no record of `{name}`. "
             f"Run this chapter to measure it.*")
-    print(f"brrr: replay: no record of {name!r} in the set {config.replay_set()!r}", file=sys.stderr)
     try:
         from IPython.display import Markdown, display
         display(Markdown(text))
     except ImportError:   # pragma: no cover - IPython comes with every notebook
-        print(text)
+        print(text, file=sys.stderr)
 
 
 def newest_gpu_set(sets: dict = None) -> str:

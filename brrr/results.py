@@ -29,6 +29,7 @@ import functools
 import glob
 import json
 import os
+from pathlib import Path
 import platform
 import sys
 from dataclasses import dataclass, field
@@ -68,6 +69,20 @@ def needs_measurements(verdict):
             return None
         return verdict(*args, **kwargs)
     return judged
+
+
+REFERENCE_DIR = Path(__file__).resolve().parent / "data" / "reference"
+"""Where the record sets brrr ships live: one folder per device (:mod:`brrr.reference`)."""
+
+
+def record_set_folder(set_name: str) -> Path:
+    """The folder of the shipped record set ``set_name``; ValueError naming the sets there are
+    where it is missing or empty."""
+    folder = REFERENCE_DIR / set_name
+    if not folder.is_dir() or not any(folder.glob("*.json")):
+        have = ", ".join(sorted(p.name for p in REFERENCE_DIR.iterdir() if p.is_dir()))
+        raise ValueError(f"BRRR_REPLAY={set_name!r} names no record set in {REFERENCE_DIR} (have: {have})")
+    return folder
 
 
 SCHEMA = 2

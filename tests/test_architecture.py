@@ -15,7 +15,7 @@ MOST_LINES = 400
 FOUNDATION = {"_release", "config", "checks", "units", "arrays", "hardware", "cache", "specs", "progress",
               "tf32"}
 DEVICE = {"cpu_peaks", "device", "results"}
-MEASURING = {"clocks", "timing", "kernel_source", "kernels", "roofline"}
+MEASURING = {"clocks", "timing", "kernel_source", "kernels", "roofline", "mfu", "recompute_model"}
 PRESENTATION = {"plot", "prose", "widgets", "book"}
 ENTRY_POINTS = {"cli", "grade", "__main__"}
 

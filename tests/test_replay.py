@@ -44,14 +44,21 @@ def test_replay_returns_records_and_never_runs_the_measurement(replaying):
         raise AssertionError("a replayed build ran a measurement")
     run = reference.measure("bandwidth_vs_size", boom)
     assert run.records == replaying["bandwidth_vs_size"].records
+    assert not run.is_reference and replaying["bandwidth_vs_size"].is_reference   # the page's own run
+    from brrr.plot import device_title
+    assert device_title("Bandwidth", run) == f"Bandwidth: {run.meta['device']['name']}"
     profile = reference.measure("profile_block", boom)     # a profiler table comes back as a DataFrame
     assert list(profile.columns) and profile.attrs == replaying["profile_block"].meta["attrs"]
 
 
-def test_a_missing_record_says_so_and_returns_none(replaying, capsys):
+def test_a_missing_record_says_so_and_returns_none(replaying, monkeypatch):
+    import IPython.display
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
     assert reference.measure("no_such_experiment", lambda: 1 / 0) is None
-    err = capsys.readouterr().err
-    assert "no record of 'no_such_experiment'" in err and GPU_SET in err
+    [note] = [obj.data for obj in shown]
+    device = next(iter(replaying.values())).meta["device"]["name"]
+    assert f"the {device} run replayed on this page has no record of `no_such_experiment`" in note
 
 
 def test_replay_refuses_to_measure_this_machine(replaying):

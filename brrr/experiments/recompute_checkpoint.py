@@ -17,6 +17,7 @@ import statistics
 from .. import config
 from ..device import device as live_device
 from ..progress import progress as progress_bar
+from ..recompute_model import checkpoint_flop_ratio  # noqa: F401 (public here too)
 from ..timing import bench
 from . import _arrays
 from .common import run_sweep
@@ -240,24 +241,6 @@ def counted_flops(step) -> int:
     with FlopCounterMode(display=False) as counter:
         step()
     return int(counter.get_total_flops())
-
-
-def checkpoint_flop_ratio(layers: int, every: int) -> float:
-    """FLOPs of a checkpointed training step of :func:`mlp_stack` over a plain one, with segments
-    of ``every`` blocks, in the model of PyTorch's non-reentrant checkpoint (``use_reentrant=False``).
-
-    A plain step is one forward and a backward of twice its matmul FLOPs: 3. The recomputation
-    stops as soon as every tensor the backward pass needs exists again ("early stop",
-    ``torch.utils.checkpoint.set_checkpoint_early_stop``), so it skips each segment's last
-    ``down`` matmul, whose output nothing saves: of a segment's 2·every matmuls it reruns
-    2·every − 1. With ``ceil(layers / every)`` segments that is ``1 + (1 − segments / (2 layers)) / 3``,
-    below Chen et al.'s 4/3 of one whole extra forward pass. ``every=0``: 1.
-    """
-    if isinstance(every, bool) or not isinstance(every, int) or every < 0:
-        raise ValueError(f"every must be an integer >= 0, got {every!r}")
-    if not every:
-        return 1.0
-    return 1 + (1 - math.ceil(layers / every) / (2 * layers)) / 3
 
 
 def checkpoint_model(block_bytes: float, input_bytes: float, layers: int, every: int) -> float:

@@ -3,21 +3,20 @@ from __future__ import annotations
 
 import math
 
+from ..mfu import mfu, mfu_peak
 from ..units import format_seconds
 from ._base import (REFERENCE_COLOR, _frame, _live_label, _new_axes, _percent_axis, _references,
                     _seconds_axis, _style, _styled, device_title, reference_label)
 
 
 def _mfu(data, r):
-    """``r``'s MFU against the run's one peak (:func:`brrr.experiments.capstone.mfu`), or None."""
-    from ..experiments.capstone import mfu
+    """``r``'s MFU against the run's one peak (:func:`brrr.mfu.mfu`), or None."""
     if hasattr(data, "records") and hasattr(data, "meta"):
         return mfu(data, r)
     return r.get("mfu")
 
 
 def _peak_name(data) -> str:
-    from ..experiments.capstone import mfu_peak
     if hasattr(data, "records") and hasattr(data, "meta"):
         return mfu_peak(data)["name"]
     return "the peak"

@@ -34,7 +34,7 @@ def checkpoint_sweep(result, reference=None, axes=None, title=None):
     checkpointing are a dotted line, the formula's optimum sqrt(L m_in / m_block) a vertical
     one. Right, the fastest training step relative to the one without checkpointing, with the
     FLOP ratio of each segment length (PyTorch's checkpoint stops recomputing early:
-    :func:`brrr.experiments.recompute.checkpoint_flop_ratio`) and 4/3 (one whole extra forward pass). ``reference`` runs add their modelled peak and their
+    :func:`brrr.recompute_model.checkpoint_flop_ratio`) and 4/3 (one whole extra forward pass). ``reference`` runs add their modelled peak and their
     relative step time in grey. Drawn here, its text is larger than other figures', since two
     panels side by side are shrunk to a page's width; the device, and that only the time was
     measured on it, is the figure's title (``title`` replaces it). Given ``axes``, ``title`` is
@@ -102,7 +102,7 @@ def _sweep_panels(fig, axes, result, refs, title, own):
     live_ck = sorted(e for e in live_rows if e > 0)
     layers = result.meta.get("layers")
     if layers and live_ck:   # the FLOPs PyTorch's early-stopping checkpoint reruns (below 4/3)
-        from ..experiments.recompute_checkpoint import checkpoint_flop_ratio
+        from ..recompute_model import checkpoint_flop_ratio
         right.plot(live_ck, [checkpoint_flop_ratio(layers, e) for e in live_ck], color=SPEC_COLOR, linestyle="--",
                    linewidth=1, label="FLOP ratio (early stop)")
     right.axhline(4 / 3, color=SPEC_COLOR, linestyle=":", linewidth=1, label="whole forward again: 4/3")

@@ -147,7 +147,8 @@ def plot_roofline(table, roof: Optional[Roofline] = None, by: str = "op", ax=Non
     float32 roofline. ``reference``: reference runs of the same profile (from
     :func:`brrr.reference.beside`), drawn grey with their device's roof. ``title``
     is followed by the device. Returns the matplotlib Figure. ``table`` None (a step whose
-    profile could not be taken, e.g. out of memory) gives a figure that says so.
+    profile could not be taken, e.g. out of memory, or a replayed run without that record) gives
+    a figure that says so.
     """
     from ..device import device as live
     from ..plot import roofline
@@ -155,7 +156,8 @@ def plot_roofline(table, roof: Optional[Roofline] = None, by: str = "op", ax=Non
         import matplotlib.pyplot as plt
         fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6.4, 1.2), layout="constrained")
         ax.axis("off")
-        ax.text(0.5, 0.5, f"{title or 'This profile'}: no profile was taken (see the table above for why)",
+        ax.text(0.5, 0.5, f"{title or 'This profile'}: no profile to draw (the table above, or the note "
+                "where the profile is taken, says why)",
                 ha="center", va="center", wrap=True, fontsize=9)
         return fig
     roof = roof or Roofline.from_device()

@@ -118,7 +118,7 @@ def tiny_add(n: int, fixed_cost: float, dev, library: str = "numpy") -> Prose:
     text = (f"By the roofline, {w.integer(12 * n)} bytes and {w.integer(n)} FLOPs take {w.seconds(roof)} here and "
             f"{w.seconds(float(ref.time(n, 12 * n)))} on the reference {ref.name}: the wrong model for a call this "
             f"small. Predict the fixed cost of a call, which the sweep above measured for `{library}`: "
-            f"**{w.seconds(fixed_cost)}**, {w.times(fixed_cost / roof)} the roofline's time (a GPU adds its launch).")
+            f"**{w.seconds(fixed_cost)}**, {w.times(fixed_cost / roof)} the roofline's time.")
     return Prose(text, {"problem": "tiny add", "seconds": fixed_cost, "roofline": roof, "n": n,
                         "bound": False})
 
