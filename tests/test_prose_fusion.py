@@ -152,7 +152,8 @@ BEND_WORDS = {"before": "before k =", "at": "around k =", "after": "only after k
 
 _UNIT = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 _BOUND = re.compile(r"ytes take ([\d.,]+) (ns|µs|ms|s) at the roof's bandwidth and its \w+ ([\d.,]+) (ns|µs|ms|s) "
-                    r"at .*?; it took ([\d.,]+) (ns|µs|ms|s), (?:[^.]|\.\d)*?the roofline's bound\.( One after the other)?")
+                    r"at .*?; it took ([\d.,]+) (ns|µs|ms|s), (?:[^.]|\.\d)*?(?:which is the roofline's bound|its least time at "
+                    r"that ceiling \(the roofline's own bound, at the full peak, is lower\))\.( One after the other)?")
 
 
 def _overlap_claims_hold(text):
@@ -293,7 +294,7 @@ def test_speedup_close_above_and_short():
     # the other leave most of the time unexplained (A2:N4 tests that sum before naming the model's omissions)
     slow_fused = make_run([(16, f * 4, u)])
     text = str(prose.kernel_speedups(slow_fused))
-    assert "short of the prediction" in text and "the longer of the two, which is the roofline's bound" in text
+    assert "short of the prediction" in text and "the longer of the two, its least time at that ceiling (the roofline's own bound, at the full peak, is lower)" in text
     assert "what the model leaves out" not in text and "did not overlap" not in text
 
 
@@ -446,7 +447,7 @@ def test_bend_at_and_after_the_line():
     # the same bend with a fused kernel four times slower, far below the peak: the arithmetic is not blamed
     text, b = prose._bend_sentence(prose.curve(run((1, 8, 16, 32, 64), 16, slow=4), "brrr"), "brrr.kernels (Numba)")
     assert b["outcome"] == "at" and "where the model puts it. At k = 32, though" in text
-    assert "does not explain this bend" in text and "the roofline's bound" in text
+    assert "does not explain this bend" in text and "its least time at that ceiling (the roofline's own bound, at the full peak, is lower)" in text
     text, b = prose._bend_sentence(prose.curve(run((1, 16, 64, 128, 256), 128), "brrr"), "brrr.kernels (Numba)")
     assert b["outcome"] == "after" and "only after k = 28" in text
 
@@ -545,9 +546,11 @@ def test_short_fused_kernel_bytes_then_arithmetic():
     nbytes, flops = fusion.chain_traffic(16, n, True)
     tb, ta = nbytes / roof.peak_bandwidth, flops / (roof.peak_flops / 2)
     tu = float(roof.time(*fusion.chain_traffic(16, n, False)[::-1]))
-    cases = (((tb + ta) / 0.9, "bound", "the roofline's bound."),
+    cases = (((tb + ta) / 0.9, "bound", "its least time at that ceiling (the roofline's own bound, at the full "
+                                        "peak, is lower)."),
              ((tb + ta) / 1.2, "overlapped", "more than it took, so they overlapped at least in part"),
-             ((tb + ta) * 2, "bound", "the roofline's bound."))
+             ((tb + ta) * 2, "bound", "its least time at that ceiling (the roofline's own bound, at the full peak, "
+                                      "is lower)."))
     for tf, kind, phrase in cases:
         run = make_run([(16, tf, tu)], n=n)
         c = prose.curve(run, "brrr")

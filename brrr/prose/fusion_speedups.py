@@ -13,7 +13,7 @@ from .words import ABOVE_ROOF
 
 FOCUS_K = 16        # the chain length the chapter quotes
 LEVEL = 0.9         # a rate "levelled off" where the sweep's last step grew the fused time >= 90% of k's growth
-CEILING = {"mul": 0.5, "add": 0.5, "fma": 1.0}   # the share of the peak (which counts an FMA as two FLOPs)
+CEILING = {"mul": 0.5, "add": 0.5, "fma": 0.5, "ffma": 1.0}   # fma: a multiply, then an add (uncontracted)   # the share of the peak (which counts an FMA as two FLOPs)
 #                                                   that a chain of each op can reach at most
 
 
@@ -127,7 +127,9 @@ def serial_words(c: dict, p: dict, explain: bool = False, say_k: bool = True) ->
     lead = f"At k = {w.integer(p['k'])} its" if say_k else "Its"
     text = (f" {lead} bytes take {w.seconds(tb)} at the "
             f"roof's bandwidth and its {_ops(c['op'])} {w.seconds(ta)} at {share_words}; it took {w.seconds(t)}, "
-            f"{w.times(t / max(tb, ta))} the longer of the two, which is the roofline's bound")
+            f"{w.times(t / max(tb, ta))} the longer of the two, "
+            + ("which is the roofline's bound" if CEILING[c["op"]] == 1.0 else
+               "its least time at that ceiling (the roofline's own bound, at the full peak, is lower)"))
     if share > ABOVE_ROOF:
         return "overlapped", (f"{text}. One after the other the two would take {w.seconds(tb + ta)}, more than it "
                               "took, so they overlapped at least in part.")
