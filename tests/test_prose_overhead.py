@@ -60,7 +60,7 @@ def test_python_ops_on_a_gpu_and_with_a_reference():
     gpu = gpu_python_ops()
     text = str(prose.python_ops(gpu))
     assert "FP16 tensor-core peak" in text and "13.9 million FLOPs" in text
-    assert "the ten million He gives for an A100" in text
+    assert "the 9.75 million He gives for an A100" in text
     slow = cpu_python_ops(100e-9)
     text = str(prose.python_ops(slow, [gpu]))
     assert "31% of the roughly 32 million" in text

@@ -59,7 +59,8 @@ def compile_outcome(result, eval_table, references=()) -> Prose:
     else:
         comp = runs["torch.compile"]
         ratio = eager["seconds"] / comp["seconds"]
-        noisy = max(eager.get("iqr_seconds", 0) / eager["seconds"], comp.get("iqr_seconds", 0) / comp["seconds"]) > NOISY
+        widest = max(r.get("iqr_seconds", 0) / r["seconds"] for r in (eager, comp))   # IQR over median
+        noisy = widest > NOISY
         text += f"One eager run took {w.seconds(eager['seconds'])} and a compiled one {w.seconds(comp['seconds'])}"
         if _overlap(eager, comp) and abs(ratio - 1) > w.SAME:
             text += (f": their spreads (IQR {_spread((eager, comp))}) overlap, so this run cannot tell the two "
@@ -86,7 +87,7 @@ def compile_outcome(result, eval_table, references=()) -> Prose:
                      "this comparison tells apart.")
             outcome = "same, large budget"
         if noisy and outcome != "within spread":
-            text += (f" The samples spread by more than a quarter of their median (IQR {_spread((eager, comp))}): "
+            text += (f" The samples spread by up to {w.percent(widest)} of their median (IQR {_spread((eager, comp))}): "
                      "a second run can move each time by as much.")
         facts.update(outcome=outcome, speedup=ratio, noisy=noisy)
     return with_references(Prose(text, facts), references, "this comparison", _reference_compile, shown="table")

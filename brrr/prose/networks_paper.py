@@ -167,7 +167,7 @@ def _paper_d_f() -> tuple:
     a, d, printed, got = rows["AlexNet"]
     text = (f"Computed from the paper's own printed $AI_c$ and DI, $d_f$ = (AI_c − DI)/AI_c reproduces its $d_f$ "
             f"column to its rounding for " + (f"every one of its {len(rows)} rows" if len(good) == len(rows) else
-                                              f"{len(good)} of its {len(rows)} rows") + " (AlexNet: ({a} − {d})/{a} = "
+                                              f"{len(good)} of its {len(rows)} rows") + f" (AlexNet: ({w.number(a)} − {w.number(d)})/{w.number(a)} = "
             f"{w.number(got, 4)}%, printed {printed}%)")
     missed = [n for n in rows if n not in good]
     text += (": the paper computed the column from its rounded values, so our $d_f$, from unrounded ones, need "

@@ -8,6 +8,7 @@ from . import words as w
 
 HE_PYTHON_OPS = 32e6          # He (2022): Python runs about 32 million additions per second
 HE_A100_MEANWHILE = 9.75e6    # He (2022): FLOPs an A100 does in the time of one Python operation
+HE_A100_WORDS = f"the {w.number(HE_A100_MEANWHILE / 1e6)} million He gives for an A100"
 
 
 def _peak_words(run, whose: str = "its") -> str:
@@ -56,8 +57,7 @@ def python_ops(result, references=()) -> Prose:
                  "2022: version 3.11 added an interpreter that specialises common operations such as this one "
                  "(PEP 659).")
     elif outcome == "slower than He":
-        text += (" The interpreter and the CPU both set this number: a slower or busier core, or an older "
-                 "Python, runs fewer of them.")
+        text += " The interpreter and the CPU both set this number."
     slow = p["slow_seconds"] / p["add_seconds"]
     text += (f" The slowest statement, {p['slow_op']}, took {w.seconds(p['slow_seconds'])}, "
              f"{w.times(slow)} an addition.") if slow > 1 + w.SAME else " The other statements cost about as much."
@@ -71,7 +71,7 @@ def python_ops(result, references=()) -> Prose:
                  "cores that would do the arithmetic; it is a GPU's thousands of arithmetic units that make the "
                  "gap millions.")
     else:
-        text += f", {w.relative(meanwhile, HE_A100_MEANWHILE, 'the ten million He gives for an A100')} (He, 2022)."
+        text += f", {w.relative(meanwhile, HE_A100_MEANWHILE, HE_A100_WORDS)} (He, 2022)."
     facts = {"outcome": outcome, "add_per_second": p["add_per_second"], "he_ratio": ratio,
              "flops_meanwhile": meanwhile}
     return with_references(Prose(text, facts), references, "this measurement", lambda run: _reference_python(run, p))
@@ -86,5 +86,5 @@ def _reference_python(run, p: dict) -> Prose:
          f"Python never runs on the GPU. In that time {_peak_words(run)}, {w.rate(r['peak_flops'])}, could "
          f"have done {_flops(r['flops_meanwhile'])}")
     t += ("." if w.is_cpu(run) else
-          f", {w.relative(r['flops_meanwhile'], HE_A100_MEANWHILE, 'the ten million He gives for an A100')}.")
+          f", {w.relative(r['flops_meanwhile'], HE_A100_MEANWHILE, HE_A100_WORDS)}.")
     return Prose(t, {f"reference {w.device_of(run)}": r["add_per_second"]})

@@ -110,9 +110,10 @@ def compiled(result, references=()) -> Prose:
             facts["recompute_vs_save_all"] = s
             facts["save_all_over_recompute"] = vs_save
             if s == "faster":
-                text += f" It was also {w.times(vs_save)} faster than the compiled chain that saves everything."
+                text += (f" The compiled chain that recomputes was also {w.times(vs_save)} faster than the compiled "
+                         "chain that saves everything.")
             elif s == "same":
-                text += (" It took about as long as the compiled chain that saves everything "
+                text += (" The compiled chain that recomputes took about as long as the one that saves everything "
                          f"({w.number(1 / vs_save)} times).")
             else:
                 text += (f" It took {w.number(1 / vs_save)} times as long as the compiled chain that saves "
