@@ -216,3 +216,16 @@ def test_speedup_check_says_when_a_side_beat_its_roof():
     assert "the unfused chain (102%) ran above its roof, faster than the roofline allows" in text
     assert "the roof is this CPU's own measurement" in text     # the timings ran on the CPU
     assert "ran above" not in str(wn.speedup_check(timing(2 * f["fused"]), timing(f["unfused"]), answer))
+
+
+def test_ops_answer_names_overhead_bound_below_the_fixed_cost():
+    """An op whose least time here is below a call's fixed cost measured on the page is overhead-bound by the
+    three-way rule (review 07_08: a one-token Linear was called memory-bound at 2 µs beside a 7 µs fixed cost)."""
+    named = wn.convolutions(128, 56, 3)
+    bounds = {name: max(f / CPU.peak_flops("float32"), b / CPU.peak_bandwidth) for name, (f, b) in named.items()}
+    fixed = (min(bounds.values()) + max(bounds.values())) / 2     # between the two least times
+    standard, depthwise = str(wn.ops(named, CPU, "two convs", fixed_cost=fixed)).split("\n\n")
+    short, long_ = sorted(bounds, key=bounds.get)
+    texts = {"standard 3x3": standard, "depthwise 3x3": depthwise}
+    assert "**overhead-bound**" in texts[short] and "**overhead-bound**" not in texts[long_]
+    assert "overhead-bound" not in str(wn.ops(named, CPU, "two convs"))

@@ -214,15 +214,25 @@ def checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
 
 # --- Chapters 6 and 7: layers on the roofline ------------------------------------------------------------
 
-def ops(named: dict, dev, problem: str) -> Prose:
+def ops(named: dict, dev, problem: str, fixed_cost: float = None) -> Prose:
     """Each of ``named`` ({name: (FLOPs, bytes)}, two of them for :func:`.worked.two_ops_check`): its intensity,
-    regime and least time, here and on the reference GPU."""
+    regime and least time, here and on the reference GPU. ``fixed_cost`` (seconds, a call's fixed cost
+    measured on this page): an op whose least time here is below it is overhead-bound by the book's rule,
+    and the answer says so."""
     here, ref = roofs(dev)
-    parts = [f"`{name}` does {w.integer(flops)} FLOPs on {w.size(nbytes)}, {w.number(flops / nbytes)} FLOP/byte: "
-             f"**{here.regime(flops, nbytes)}** here (ridge {w.number(here.ridge)}), at least "
-             f"{w.seconds(_bound(here, flops, nbytes))}; on the reference {ref.name} (ridge {w.number(ref.ridge)}) "
-             f"{ref.regime(flops, nbytes)}, at least {w.seconds(_bound(ref, flops, nbytes))}."
-             for name, (flops, nbytes) in named.items()]
+
+    def part(name, flops, nbytes):
+        least = _bound(here, flops, nbytes)
+        text = (f"`{name}` does {w.integer(flops)} FLOPs on {w.size(nbytes)}, {w.number(flops / nbytes)} FLOP/byte: "
+                f"**{here.regime(flops, nbytes)}** here by the roofline (ridge {w.number(here.ridge)}), at least "
+                f"{w.seconds(least)}")
+        if fixed_cost is not None and least < fixed_cost:
+            text += (f", less than the fixed cost of a call measured on this page, {w.seconds(fixed_cost)}: by the "
+                     "three-way rule the call is **overhead-bound**")
+        return (text + f"; on the reference {ref.name} (ridge {w.number(ref.ridge)}) "
+                f"{ref.regime(flops, nbytes)}, at least {w.seconds(_bound(ref, flops, nbytes))}.")
+
+    parts = [part(name, flops, nbytes) for name, (flops, nbytes) in named.items()]
     return Prose("\n\n".join(parts), {"problem": problem, "regimes": {name: here.regime(*op) for name, op in
                                                                       named.items()}, "ops": dict(named)})
 
