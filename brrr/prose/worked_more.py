@@ -81,7 +81,8 @@ def _reference_mul_chain() -> str:
             return (f"{text} The book's reference run on an {w.device_of(run)} ({w.date_of(run)}) has chains of "
                     f"multiplications: its fused chain of {w.integer(rec['repeat'])} on {w.integer(rec['n'])} "
                     f"elements took {w.seconds(rec['seconds'])}, {w.times(rec['seconds'] / bound)} the roofline's "
-                    f"{w.seconds(bound)}, at one FLOP an instruction.")
+                    f"{w.seconds(bound)} at the full peak, which counts two FLOPs an instruction where a "
+                    "multiplication is one.")
     return text
 
 
