@@ -374,7 +374,10 @@ def test_the_live_run_reads_right():
             assert p.facts["outcome"] == "skipped" and r["skipped"] in str(p)
             continue
         assert words.seconds(r["seconds_per_token"]) in str(p) and prose._mfu_words(run, r) in str(p)
-        assert r["mfu"] is None or r["mfu"] <= words.ABOVE_ROOF      # one peak, which bounds the dtype
+        # one peak for the table; on this CPU it is a measured matmul rate, not a hardware bound (a
+        # process's first measurement can be a quick one on a busy machine), so above it the page says why
+        assert r["mfu"] is None or r["mfu"] <= words.ABOVE_ROOF or "The MFU is above 100%" in str(p)
+        assert r["mfu"] is None or r["dtype"] in run.meta["mfu_peak"]["dtypes"]   # a peak that covers its dtype
         before = prose._previous(run, r["step"])
         assert p.facts["outcome"] == prose.change(r, before)[0]
     autocast = next(r for r in run.records if r["step"] == "autocast")
