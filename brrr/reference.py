@@ -26,8 +26,10 @@ import functools
 import numbers
 import os
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Optional
 
 from . import config
 from .results import REFERENCE_DIR, Result, record_set_folder  # noqa: F401 (REFERENCE_DIR public here too)
@@ -167,20 +169,25 @@ def measure(name: str, fn, *args, **kwargs):
             return None
         # the page's own run, drawn and named as a live run is (the banner says it is replayed)
         return as_data(Result(record.name, list(record.records), {**record.meta, "reference": False}))
+    started = time.perf_counter()
     data = fn(*args, **kwargs)
-    save(data, name)
+    save(data, name, run_seconds=time.perf_counter() - started)
     return data
 
 
-def save(data, name: str):
+def save(data, name: str, run_seconds: Optional[float] = None):
     """Save ``data`` as ``<name>.json`` in the folder ``BRRR_RECORD`` names, marked as a
-    reference run with the command that made it (nothing when it is unset or ``data`` is None)."""
+    reference run with the command that made it (nothing when it is unset or ``data`` is None).
+    ``run_seconds``: wall-clock seconds the measurement took, warm-up and compiling included
+    (``meta['run_seconds']``: where a chapter's time goes)."""
     folder = os.environ.get(RECORD_ENV, "").strip()
     if not folder or data is None:
         return
     result = as_result(data, name)
     saved = Result(name=name, records=result.records, meta=dict(result.meta))
     saved.meta.update(reference=True, command=os.environ.get(COMMAND_ENV, "python scripts/make_reference.py"))
+    if run_seconds is not None:
+        saved.meta["run_seconds"] = round(run_seconds, 3)
     os.makedirs(folder, exist_ok=True)
     saved.to_json(os.path.join(folder, f"{name}.json"))
 

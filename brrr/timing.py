@@ -41,6 +41,8 @@ NOISE_LIMIT = 0.10         # IQR / median above 10%: noisy
 CACHE_FACTOR = 4.0         # working set below 4x the last-level cache: cache-resident
 SPEC_SLACK = 1.10          # 10% above the spec peak: faster than the spec allows
 CPU_BLOCK_SECONDS = 2e-3   # blocked auto-range aims for samples at least this long
+DEFAULT_BUDGET = {"cpu": 0.5, "cuda": 0.2}  # seconds of sampling per bench: a GPU call is
+                                            # microseconds to milliseconds, so 0.2 s holds hundreds
 MIN_GRAPH_CALL_SECONDS = 1e-7  # a graph replaying calls faster than this holds no kernels: one
                                # kernel node takes of the order of a microsecond to launch and drain
 
@@ -157,7 +159,7 @@ def _refuse_lazy(obj, is_result=False):
 
 # --- the timer -----------------------------------------------------------------
 
-def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache: str = "flush",
+def bench(fn: Callable, *args, warmup: float = 0.05, budget: Optional[float] = None, cache: str = "flush",
           cuda_graph: bool = False, nbytes: Optional[float] = None, flops: Optional[float] = None,
           backend: Optional[str] = None, min_samples: int = 5, max_samples: int = 10_000,
           label: str = "") -> Timing:
@@ -169,8 +171,12 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
         events and synchronisation take care of that.
     warmup : seconds of warm-up calls (JIT compilation, page faults, clocks), counted
         from the first call, which is always made (default 0.05; 0: the first call only).
-    budget : seconds of measuring once warmed up (default 0.5; a fifth in quick mode):
-        sampling stops when it is spent, so the last sample may run over by one call.
+    budget : seconds of measuring once warmed up (default :data:`DEFAULT_BUDGET` of the
+        backend: 0.5 on a CPU; 0.2 on a GPU, whose calls are short, stretched up to 0.5 where
+        fewer than ``min_samples`` fit; a fifth in quick mode):
+        sampling stops when it is spent, so the last sample may run over by one call. On a GPU
+        the number of samples is planned from the host time of a warm-up sample (flush, launches
+        and events included), so the budget is wall-clock time there too.
     cache : 'flush' (default) empties L2 / the last-level cache before every sample,
         so data comes from DRAM; 'hot' leaves it warm (on the CPU: blocked auto-range,
         many calls per sample).
@@ -191,7 +197,8 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     _refuse_lazy(fn)
-    budget = _positive("budget", budget, unit=" of seconds")
+    if budget is not None:
+        budget = _positive("budget", budget, unit=" of seconds")
     warmup = _positive("warmup", warmup, zero_ok=True, unit=" of seconds")  # 0: the first call only
     if cache not in ("flush", "hot"):
         raise ValueError(f"cache must be 'flush' or 'hot', got {cache!r}")
@@ -211,8 +218,11 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
         raise RuntimeError("backend='cuda' was asked for, but no CUDA GPU is available")
     if cuda_graph and backend != "cuda":
         raise ValueError("cuda_graph=True needs a CUDA GPU; on the CPU use cache='hot'")
+    longest = budget    # a default budget on a GPU stretches up to the CPU's to fit min_samples
+    if budget is None:
+        budget, longest = DEFAULT_BUDGET[backend], max(DEFAULT_BUDGET.values())
     if config.quick_mode():
-        budget, warmup = budget / 5, warmup / 5
+        budget, warmup, longest = budget / 5, warmup / 5, longest / 5
 
     warm_until = time.perf_counter() + warmup
     _refuse_lazy(fn(*args), is_result=True)  # the first call: compiles JITs, faults pages in
@@ -223,7 +233,7 @@ def bench(fn: Callable, *args, warmup: float = 0.05, budget: float = 0.5, cache:
     else:
         llc = dev.l2_bytes
         timing = _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples,
-                            clocks.GpuClock(dev), dev.timer_floors)
+                            clocks.GpuClock(dev), dev.timer_floors, min_samples=min_samples, longest=longest)
     timing.nbytes, timing.flops, timing.label = nbytes, flops, label
     timing.warnings = _judge(timing, llc, dev if backend == dev.backend else None, min_samples, budget)
     return timing
@@ -273,15 +283,22 @@ def _bench_cpu(fn, args, warm_until, budget, cache, max_samples, llc, floors):
                   calls_per_sample=number)
 
 
-def _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples, clock, floors):
+def _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples, clock, floors,
+               min_samples: int = 1, longest: Optional[float] = None):
+    """Samples fill ``budget`` seconds of the host's time, or up to ``longest`` where fewer than
+    ``min_samples`` fit in ``budget``."""
     flush = cache == "flush" and not cuda_graph
     clock.synchronize()  # bench made the first call
     one_call = lambda: clock.time_many(fn, args, 1, flush)[0]  # noqa: E731
+    started = time.perf_counter()
     warm = _warm_up(one_call, warm_until, most=5)  # up to five synchronised calls estimate one
     samples = [] if warm else [one_call()]  # the first call used up the warm-up: time one more
     estimate = max(float(np.median(warm or samples)), 1e-7)
+    # Samples are planned on the host clock: one costs the flush, the launches and the events as
+    # well as the call, many times a small kernel's own time.
+    host_per_sample = max((time.perf_counter() - started) / len(warm or samples), estimate)
     left = warm_until - time.perf_counter()
-    clock.time_many(fn, args, int(left / estimate) if left > 0 else 0, flush)  # the rest, back to back
+    clock.time_many(fn, args, int(left / host_per_sample) if left > 0 else 0, flush)  # the rest
     if cuda_graph:
         calls = int(min(max(1e-3 / estimate, 1), 1000))  # graphs of about a millisecond
         launch = clock.capture(fn, args, calls)
@@ -294,7 +311,8 @@ def _bench_gpu(fn, args, warm_until, budget, cache, cuda_graph, max_samples, clo
                                f"less than any GPU kernel takes ({format_seconds(MIN_GRAPH_CALL_SECONDS)}).")
         return Timing(samples=[t / calls for t in totals], floor=clocks.floor(clock, "graph", floors) / calls,
                       backend="cuda", mode="graph", calls_per_sample=calls)
-    count = int(min(max(budget / estimate, 1), max_samples))  # events are asynchronous: plan, no deadline
+    wanted = max(budget, min(min_samples * host_per_sample, longest or budget))
+    count = int(min(max(wanted / host_per_sample, 1), max_samples))  # asynchronous events: planned
     samples += clock.time_many(fn, args, count - len(samples), flush)
     return Timing(samples=samples, floor=clocks.floor(clock, cache, floors), backend="cuda", mode=cache)
 

@@ -30,6 +30,9 @@ import brrr  # noqa: E402
 from brrr import reference  # noqa: E402
 
 
+GPU_BOOK_SECONDS = 400   # every chapter in one sitting on an H100 or H200 (the sum of the chapter times)
+
+
 def slug(name: str) -> str:
     """A folder name for a device: lower case, letters, digits and dashes."""
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
@@ -83,9 +86,15 @@ def main(argv=None) -> int:
         seconds = run_chapter(path, env, args.timeout)
         total += seconds
         print(f"  {path.stem}: {seconds:.0f} s")
-    print(f"  all chapters: {total:.0f} s")
-    for saved in sorted(folder.glob("*.json")):
-        print(f"  {saved.relative_to(out)}: {brrr.results.Result.load(str(saved))}")
+    budget = f" (the book's budget on a GPU: {GPU_BOOK_SECONDS} s)" if dev.on_gpu else ""
+    print(f"  all chapters: {total:.0f} s{budget}")
+    saved = {path.stem: brrr.results.Result.load(str(path)) for path in sorted(folder.glob("*.json"))}
+    for name, result in saved.items():
+        print(f"  {folder.name}/{name}.json: {result}")
+    took = sorted(((r.meta.get("run_seconds") or 0.0, name) for name, r in saved.items()), reverse=True)
+    print("Slowest measurements (seconds, warm-up and compiling included):")
+    for seconds, name in took[:10]:
+        print(f"  {seconds:7.1f}  {name}")
     return 0
 
 

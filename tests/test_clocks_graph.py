@@ -2,6 +2,7 @@
 kernel is launched on. They check that one stream captures both libraries' work, that a graph
 which captured nothing is refused, and that a replay faster than any kernel is refused."""
 import contextlib
+import time
 import types
 import warnings
 
@@ -142,3 +143,44 @@ def test_a_real_replay_is_timed_per_call():
     result = timing._bench_gpu(lambda: None, (), 0.0, 0.01, "hot", True, 10, clock, floors)
     assert result.mode == "graph" and result.calls_per_sample == clock.calls
     assert result.median == pytest.approx(3e-6)
+
+
+class SlowHostClock:
+    """A clock whose samples report a 1 µs kernel but take ``host`` seconds of the host's time
+    each (the flush, the launches and the events of a small call)."""
+    backend = "cuda"
+
+    def __init__(self, host):
+        self.host, self.samples = host, 0
+
+    def synchronize(self):
+        pass
+
+    def time_many(self, fn, args, count, flush):
+        time.sleep(self.host * count)
+        self.samples += count
+        return [1e-6] * count
+
+
+def test_a_gpu_budget_is_wall_clock_time_not_kernel_time():
+    clock = SlowHostClock(host=2e-3)
+    floors = {("cuda", "flush"): 1e-7}
+    started = time.perf_counter()
+    result = timing._bench_gpu(lambda: None, (), time.perf_counter() + 0.02, 0.05, "flush", False, 2000,
+                               clock, floors)
+    elapsed = time.perf_counter() - started
+    # planned on the kernel's 1 µs, the 0.05 s budget would take all 2,000 samples (4 s of host time)
+    assert clock.samples < 60 and len(result.samples) >= 5
+    assert elapsed < 0.5
+
+
+def test_a_default_gpu_budget_stretches_to_fit_min_samples():
+    clock = SlowHostClock(host=0.03)   # each sample 30 ms: 0.2 s holds six, not the ten wanted
+    floors = {("cuda", "flush"): 1e-7}
+    timing._bench_gpu(lambda: None, (), 0.0, 0.2, "flush", False, 2000, clock, floors,
+                      min_samples=10, longest=0.5)
+    assert 9 <= clock.samples <= 12
+    clock = SlowHostClock(host=0.1)    # ten would take a second: the longest budget, 0.5 s, wins
+    timing._bench_gpu(lambda: None, (), 0.0, 0.2, "flush", False, 2000, clock, floors,
+                      min_samples=10, longest=0.5)
+    assert clock.samples <= 6

@@ -1,5 +1,6 @@
 """brrr.reference: shipped reference runs, recorded by the chapters' own beside() calls."""
 import json
+import time
 
 import pandas as pd
 import pytest
@@ -53,6 +54,13 @@ def test_measure_records_only_when_asked(tmp_path, monkeypatch):
     assert saved["name"] == "renamed" and saved["records"] == run.records
     assert saved["meta"]["reference"] is True and saved["meta"]["command"].endswith("--chapters 02")
     assert "reference" not in run.meta     # the live result is left as it was
+
+    def slow():
+        time.sleep(0.05)
+        return run
+    reference.measure("slow", slow)
+    took = json.loads((tmp_path / "test-device" / "slow.json").read_text())["meta"]["run_seconds"]
+    assert 0.05 <= took < 1 and saved["meta"]["run_seconds"] < 0.05   # where a chapter's time goes
 
 
 def test_measure_passes_arguments_and_refuses_bad_names():

@@ -112,7 +112,7 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
     undone and the next step builds on the configuration before it, as an engineer would.
 
     ``quick``: quick-mode sizes (default: :func:`brrr.config.quick_mode`). ``steps``: which of
-    :data:`STEPS` to run. ``budget``: seconds of timing per step (default 1, 0.2 in quick
+    :data:`STEPS` to run. ``budget``: seconds of timing per step (default 0.5, 0.2 in quick
     mode; a step whose call is slower gets up to three calls' worth, at most 5 × ``budget``). ``profile_budget``: seconds of replay per distinct operator in each profile
     (default 0.05). ``profiles``: a dict to fill with each step's :func:`brrr.profile` table,
     keyed by step (steps that differ only by compiling share the eager operators' table: the
@@ -144,7 +144,7 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
     backend, where = dev.backend, dev.torch_device
     s = gpt_sizes(quick, dev.on_gpu if gpu is None else gpu)
     cfg = s["config"]
-    budget = budget or (0.2 if quick else 1.0)
+    budget = budget or (0.2 if quick else 0.5)
     profile_budget = profile_budget or 0.05
     low = autocast_dtype(backend)
     model = GPT(cfg).eval().to(where)

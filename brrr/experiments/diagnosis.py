@@ -32,7 +32,7 @@ def sizes(quick: Optional[bool] = None) -> dict:
     return {"batch": 8, "seq": 128, "image": 224, "batches": (1, 256), "batch_seq": 16}
 
 
-def compile_remedy(model, *inputs, budget: float = 0.5) -> Result:
+def compile_remedy(model, *inputs, budget: Optional[float] = None) -> Result:
     """Time ``model(*inputs)`` eagerly and compiled with ``torch.compile`` (no autograd).
 
     Both are timed by :func:`brrr.bench` (cache flushed before each sample). Compiling

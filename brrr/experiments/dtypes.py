@@ -192,11 +192,11 @@ def _measure(dev, where, op, dtype, size, budget):
 
 
 def dtype_roofline(dtypes=DTYPES, n: Optional[int] = None, elements: Optional[int] = None,
-                   budget: float = 0.5, progress: bool = True):
+                   budget: Optional[float] = None, progress: bool = True):
     """The matmul and the pointwise op in each of ``dtypes``, timed on the live device.
 
     ``n`` (matmul side) and ``elements`` (pointwise size) default to :func:`sizes`.
-    ``budget``: seconds of measuring per operator and type (see :func:`brrr.bench`).
+    ``budget``: seconds of measuring per operator and type (None: :func:`brrr.bench`'s default).
 
     Records, one per (op, dtype): op ('matmul' or 'pointwise'), dtype, out_dtype
     (int32 for the int8 matmul), itemsize (bytes), size (n or elements), flops, nbytes,

@@ -54,7 +54,7 @@ def default_sizes() -> list:
 
 
 def time_vs_size(libraries: Sequence[str] = LIBRARIES, sizes: Optional[Sequence[int]] = None,
-                 op: str = "add", dtype: str = "float32", budget: float = 0.2,
+                 op: str = "add", dtype: str = "float32", budget: float = 0.1,
                  torch_threads: Optional[int] = 1, progress: bool = True) -> Result:
     """Seconds per call of one elementwise ``op`` ('add', 'mul', 'cos') against size.
 

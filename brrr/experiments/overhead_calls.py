@@ -126,7 +126,7 @@ def python_ops_per_second(number: Optional[int] = None, repeat: int = 5) -> Resu
     the time of one Python op.
     """
     if number is None:
-        number = 200_000 if config.quick_mode() else 2_000_000
+        number = 100_000 if config.quick_mode() else 500_000
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
         raise ValueError(f"number must be a positive integer, got {number!r}")
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
