@@ -14,11 +14,13 @@ TORCH_PIN   := $(shell grep -o '^torch==[^ ]*' requirements.txt)
 .PHONY: book book-quick book-replay solutions exercises reference test test-fast benchmarks publish clean
 
 $(STAMP): requirements.txt pyproject.toml
+	@mkdir -p _build && date +%s > _build/venv.start
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(if $(TORCH_INDEX),$(PY) -m pip install --quiet "$(TORCH_PIN)" --index-url $(TORCH_INDEX))
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .
+	@echo "venv installed in $$(( $$(date +%s) - $$(cat _build/venv.start) )) s" | tee _build/venv.log
 	touch $(STAMP)
 
 # The full book, as readers get it: every chapter executed on this machine at full size,
@@ -66,7 +68,11 @@ reference: $(STAMP)
 # Everything CI checks: the full book and the replayed book, then every test (which also builds
 # the quick book, grades the exercises and checks the builds' HTML).
 test: book book-replay
-	$(PY) -m pytest -q -ra
+	@start=$$(date +%s); $(PY) -m pytest -q -ra --durations=15; status=$$?; \
+	echo "Phases:"; cat _build/venv.log 2>/dev/null || echo "venv was already installed"; \
+	grep -h "built in" _build/book.log _build/replay.log; \
+	echo "tests ran in $$(( $$(date +%s) - start )) s"; \
+	exit $$status
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -ra -m "not slow"

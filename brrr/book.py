@@ -140,12 +140,15 @@ def intro(chapter: int, dev=None) -> Prose:
     """The opening note of chapter ``chapter``: the live device, its roofs, the reference GPUs,
     and in quick mode a banner saying which numbers not to trust."""
     from .device import device
+    from .hardware import cache_note
     dev = dev or device()
     quick = config.quick_mode()
     if dev.replayed:
         text = _replayed_sentence(dev) + " " + _references_sentence(chapter)
         return Prose(text, {"device": dev.name, "backend": dev.backend, "quick": quick, "replayed": True})
-    text = (f"**Measured on this page:** {dev.name}, {_where(dev)} " + _references_sentence(chapter))
+    text = f"**Measured on this page:** {dev.name}, {_where(dev)} " + _references_sentence(chapter)
+    if not dev.on_gpu and cache_note():
+        text += " " + cache_note()
     if quick:
         text = QUICK_BANNER.format(extra=QUICK_CAVEATS.get(chapter, "")).strip() + "\n\n" + text
     return Prose(text, {"device": dev.name, "backend": dev.backend, "quick": quick})

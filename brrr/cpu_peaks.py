@@ -25,7 +25,7 @@ from .hardware import cpu_name, last_level_cache_bytes
 # a symlink) is ignored with a warning and measured again; see brrr.cache for the writing rules.
 
 CPU_PEAKS_FILE = "cpu_peaks.json"
-CPU_PEAKS_SCHEMA = 2  # bump when the measurement or the format changes: older caches are measured again
+CPU_PEAKS_SCHEMA = 3  # bump when the measurement or the format changes: older caches are measured again
 PEAK_UNITS = {"bandwidth": "bytes/s", "flops_float32": "FLOP/s", "flops_float64": "FLOP/s"}
 _PEAK_LABELS = {"bandwidth": "the copy bandwidth (np.copyto)", "flops_float32": "the float32 matmul rate",
                 "flops_float64": "the float64 matmul rate"}
@@ -34,7 +34,8 @@ _AGREE = 0.10  # the two best rounds must agree this closely (relative) for a pe
 
 
 def roof_copy_bytes() -> int:
-    """Bytes per array of the copy that measures the bandwidth peak: 8x the last-level cache, at least 64 MiB."""
+    """Bytes per array of the copy that measures the bandwidth peak: 8x the last-level cache brrr
+    sizes against (:func:`brrr.hardware.last_level_cache_bytes`, capped), at least 64 MiB."""
     return max(8 * last_level_cache_bytes(), 64 * 2 ** 20) // 4 * 4
 
 
