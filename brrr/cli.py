@@ -3,7 +3,7 @@
     brrr info [--json] [--refresh]               device, backend, peaks and their source, versions
     brrr roofline [--quick] [--out PNG] [--json FILE]
                                                  measure this machine's roofline and draw it
-    brrr grade EXERCISE SUBMISSION...            grade notebooks (see brrr.grade)
+    brrr grade EXERCISE [options] -- SUBMISSION...  grade notebooks (see brrr.grade)
 
 Exit statuses are listed in ``EXIT_STATUSES`` (shown by ``brrr --help``).
 """

@@ -148,6 +148,80 @@ def test_answers_cross_as_data_only():
     assert isinstance(back["x"], answers.Unsupported) and isinstance(back["y"], answers.Unsupported)
 
 
+def test_a_file_named_like_an_option_is_refused_not_obeyed(tmp_path, monkeypatch, capsys):
+    """A submission folder holding '--isolation=none' or '-h.ipynb', graded with `*`: the batch
+    never runs with the name read as an option; after `--` the names are submissions."""
+    monkeypatch.chdir(tmp_path)
+    graded = []
+    monkeypatch.setattr(g, "grade", lambda *a, **k: graded.append(k) or [])
+    for name in ("--isolation=none", "-h.ipynb"):
+        (tmp_path / name).write_text("{}", encoding="utf-8")
+        assert g.main([REAL_STEM, "a.ipynb", name]) == 2
+        assert name in capsys.readouterr().err and not graded
+        (tmp_path / name).unlink()
+    (tmp_path / "-h.ipynb").write_text("{}", encoding="utf-8")
+    assert g.main([REAL_STEM, "--", "a.ipynb", "-h.ipynb"]) == 0
+    assert graded and graded[-1]["isolation"] != "none"
+
+
+def test_no_sandbox_needs_an_unmistakable_flag(monkeypatch, capsys):
+    graded = []
+    monkeypatch.setattr(g, "grade", lambda *a, **k: graded.append(k) or [])
+    assert g.main([REAL_STEM, REAL_BLANK, "--isolation", "none"]) == 2
+    assert "--trust-all-submissions" in capsys.readouterr().err and not graded
+    assert g.main([REAL_STEM, REAL_BLANK, "--isolation", "none", "--trust-all-submissions"]) == 0
+    assert graded[-1]["isolation"] == "none"
+
+
+def test_any_text_is_written_safely_to_the_csv_and_the_console(tmp_path):
+    nasty = ["bad \ud800 surrogate", os.fsdecode(b"name-\xff.ipynb"), "line\nfake.ipynb: 10 / 10 (graded)",
+             "tab\tand\x1b[31mcolour"]
+    for text in nasty:
+        safe = g.safe_text(text)
+        safe.encode("utf-8")                        # no lone surrogate is left
+        assert safe.isprintable(), safe             # no newline, tab or escape character
+        assert safe != text or text.isprintable()
+    out = tmp_path / "rows.csv"
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=["reason"])
+        writer.writerows({"reason": g.safe_text(t)} for t in nasty)
+    assert len(out.read_text(encoding="utf-8").splitlines()) == len(nasty)
+
+
+def _fake_batch(toy, tmp_path):
+    return batch_module.Batch(g.find_exercise(toy), str(tmp_path / "batch"), "", "", "", "bubblewrap", 60.0, 30.0)
+
+
+def test_one_submission_that_breaks_the_grader_fails_alone(toy, tmp_path, monkeypatch):
+    """An exception anywhere in grading one submission gives that submission failed rows; links
+    are refused; the same content as an earlier submission is flagged; every row says the level."""
+    os.makedirs(tmp_path / "batch")
+    monkeypatch.setattr(batch_module, "prepare", lambda *a, **k: _fake_batch(toy, tmp_path))
+    one = notebook(tmp_path / "one.ipynb", *CORRECT)
+    copy = tmp_path / "copy.ipynb"
+    copy.write_bytes(one.read_bytes() if hasattr(one, "read_bytes") else open(one, "rb").read())
+    link = tmp_path / "link.ipynb"
+    link.symlink_to(one)
+    breaks = os.fsdecode(b"breaks-\xff\n.ipynb")
+
+    def grade_one(path, batch):
+        if path == breaks:
+            raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+        return batch_module._rows(path, batch, "graded", {}, lambda q: "fine")
+    monkeypatch.setattr(batch_module, "grade_one", grade_one)
+    out = tmp_path / "scores.csv"
+    rows = g.grade(toy, [str(one), breaks, str(copy)], out=str(out))
+    by = by_submission(rows)
+    assert list(by) == [str(one), g.safe_text(breaks), str(copy)]
+    assert all(r["status"] == "failed" and "grader failed" in r["reason"] for r in by[g.safe_text(breaks)].values())
+    assert all(f"same file content as {one}" in r["reason"] for r in by[str(copy)].values())
+    assert all(r["isolation"] == "bubblewrap" for r in rows)
+    assert len(list(csv.DictReader(open(out, newline="", encoding="utf-8")))) == len(rows)
+    monkeypatch.undo()
+    refused = batch_module.grade_one(str(link), _fake_batch(toy, tmp_path))
+    assert all(r["status"] == "failed" and "symbolic link" in r["reason"] for r in refused)
+
+
 # --- slow: notebooks are executed -------------------------------------------------
 
 @pytest.mark.slow
@@ -162,11 +236,11 @@ def test_correct_and_blank_and_broken(toy, tmp_path, level):
     blank = os.path.join(toy, "toy.ipynb")
     out = tmp_path / "scores.csv"
     code = g.main([toy, good, raising, str(corrupt), missing, blank, "--out", str(out), "--isolation", level,
-                   "--timeout", "120"])
+                   "--timeout", "120", *(["--trust-all-submissions"] if level == "none" else [])])
     assert code == 1  # two submissions could not be graded
     with open(out, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0]) == list(g.FIELDS)
+    assert list(rows[0]) == list(g.FIELDS) and {r["isolation"] for r in rows} == {level}
     by = by_submission(rows)
     assert list(by) == [good, raising, str(corrupt), missing, blank]  # nothing lost, order kept
     assert all(float(r["score"]) == float(r["possible"]) and r["status"] == "graded" for r in by[good].values())

@@ -3,7 +3,7 @@
 * ``public_tests(stem)`` is called by the setup cell of every student notebook. It
   returns the folder holding the exercise's public tests, downloading them when the
   folder is missing, as on Colab.
-* ``brrr grade EXERCISE SUBMISSION... [--out scores.csv]`` grades a batch
+* ``brrr grade EXERCISE [--out scores.csv] -- SUBMISSION...`` grades a batch
   (``brrr.grade.batch``): each submission runs in its own throwaway folder and sandbox
   (``brrr.grade.sandbox``), hands over its answers as data after every cell
   (``brrr.grade.runner``, ``brrr.grade.answers``), and is scored by a separate process
@@ -27,7 +27,7 @@ from typing import Optional
 
 from . import sandbox
 from .. import _release
-from .batch import DEFAULT_TIMEOUT, FIELDS, grade, grade_one, prepare, summary
+from .batch import DEFAULT_TIMEOUT, FIELDS, grade, grade_one, prepare, safe_text, summary
 from .exercise import Exercise, find_exercise, is_untouched, read_submission
 
 # Public tests are downloaded from the release this library was built from, never from main.
@@ -92,7 +92,7 @@ def _print_summary(path: str, rows: list) -> None:
     score = sum(r["score"] for r in rows)
     possible = sum(r["possible"] for r in rows)
     status = rows[0]["status"] if rows else "failed"
-    print(f"{path}: {score:g} / {possible:g} ({status})")
+    print(f"{safe_text(path)}: {score:g} / {possible:g} ({status})")
     for r in rows:
         print(f"  {r['question']:>6}  {r['score']:g}/{r['possible']:g}  {r['reason']}")
     sys.stdout.flush()
@@ -117,13 +117,38 @@ def build_parser() -> argparse.ArgumentParser:
                         "before it are still graded; default: half of --timeout)")
     p.add_argument("--isolation", default="auto", choices=("auto",) + sandbox.LEVELS,
                    help="where submissions run: bubblewrap (a namespace sandbox), none (plain "
-                        "processes, for trusted work); default: the strongest available")
+                        f"processes with your permissions: needs {TRUST_FLAG} too); default: the "
+                        "strongest available. Every CSV row records the level used")
+    p.add_argument(TRUST_FLAG, action="store_true",
+                   help="confirm --isolation none: every submission is code you trust")
     return p
+
+
+TRUST_FLAG = "--trust-all-submissions"
+
+
+def _files_read_as_options(argv: list) -> list:
+    """Arguments before a ``--`` that start with '-' and name an existing file: a submission
+    folder's file names, which a shell's ``*`` puts among the options."""
+    head = argv[:argv.index("--")] if "--" in argv else argv
+    return [a for a in head if a.startswith("-") and os.path.lexists(a)]
 
 
 def main(argv=None) -> int:
     """``brrr grade``: see ``build_parser`` for the exit statuses."""
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    files = _files_read_as_options(argv)
+    if files:
+        print(f"brrr grade: error: {safe_text(files[0])} is a file, but it starts with '-' and would be read "
+              "as an option: put -- before the submissions (brrr grade EXERCISE [options] -- FILE...)",
+              file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    if args.isolation == "none" and not args.trust_all_submissions:
+        print(f"brrr grade: error: --isolation none runs every submission with your permissions; add "
+              f"{TRUST_FLAG} to confirm", file=sys.stderr)
+        return 2
     try:
         level = sandbox.level(args.isolation)
         print(sandbox.describe(level))

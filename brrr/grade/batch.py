@@ -24,7 +24,7 @@ from typing import Optional
 from . import sandbox
 from .exercise import Exercise, find_exercise, is_untouched, read_submission
 
-FIELDS = ("submission", "question", "score", "possible", "status", "reason")
+FIELDS = ("submission", "question", "score", "possible", "status", "reason", "isolation")
 DEFAULT_TIMEOUT = 600.0           # seconds per notebook
 SCORE_TIMEOUT = 300.0             # seconds for the scorer of one submission
 STATUSES = ("graded", "timed out", "failed")
@@ -166,20 +166,34 @@ def _score(batch: Batch, snapshot: str, run_dir: str) -> tuple:
     return questions, ""
 
 
+def safe_text(value) -> str:
+    """``value`` as text that any CSV writer and console takes as it is: a lone surrogate or a
+    name's undecodable byte written as a backslash escape, control characters (newlines that
+    would start a fake line) as escapes too."""
+    text = value if isinstance(value, str) else str(value)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def _rows(submission: str, batch: Batch, status: str, scores: dict, reason_of) -> list:
+    """One row per question of the exercise, scores clamped to what it offers, all text safe."""
+    out = []
+    for q, possible in batch.exercise.questions().items():
+        score = scores.get(q, 0.0)
+        score = min(max(float(score), 0.0), possible) if isinstance(score, (int, float)) \
+            and not isinstance(score, bool) and math.isfinite(score) else 0.0
+        out.append({"submission": safe_text(submission), "question": q, "score": score, "possible": possible,
+                    "status": status, "reason": safe_text(reason_of(q)), "isolation": batch.level})
+    return out
+
+
 def grade_one(submission: str, batch: Batch) -> list:
     """Rows (dicts with FIELDS) for one submission; never raises for a bad submission."""
-    questions = batch.exercise.questions()
-
     def rows(status: str, scores: dict, reason_of) -> list:
-        out = []
-        for q, possible in questions.items():
-            score = scores.get(q, 0.0)
-            score = min(max(float(score), 0.0), possible) if isinstance(score, (int, float)) \
-                and math.isfinite(score) else 0.0
-            out.append({"submission": submission, "question": q, "score": score, "possible": possible,
-                        "status": status, "reason": reason_of(q)})
-        return out
+        return _rows(submission, batch, status, scores, reason_of)
 
+    if os.path.islink(submission):
+        return rows("failed", {}, lambda q: "not graded: a symbolic link (give the notebook file itself)")
     if not os.path.isfile(submission):
         return rows("failed", {}, lambda q: "not graded: no such file")
     nb, problem = read_submission(submission)
@@ -253,8 +267,18 @@ def grade(exercise: str, submissions: list, out: Optional[str] = None, timeout: 
             if writer:
                 writer.writeheader()
                 handle.flush()
+            first_with = {}    # content digest -> the first submission that had it
             for path in submissions:
-                rows = grade_one(path, batch)
+                try:
+                    rows = grade_one(path, batch)
+                    digest = _digest(path) if os.path.isfile(path) else ""
+                    same = first_with.setdefault(digest, path) if digest else path
+                except Exception as error:  # noqa: BLE001 - one submission never stops the batch
+                    rows, same = _rows(path, batch, "failed", {}, lambda q: f"not graded: the grader failed on "
+                                       f"this submission ({type(error).__name__}: {str(error)[:200]})"), path
+                if same != path:
+                    for r in rows:
+                        r["reason"] += "; " + safe_text(f"the same file content as {same}")
                 all_rows.extend(rows)
                 if writer:
                     writer.writerows(rows)
@@ -267,6 +291,19 @@ def grade(exercise: str, submissions: list, out: Optional[str] = None, timeout: 
     finally:
         shutil.rmtree(batch.folder, ignore_errors=True)
     return all_rows
+
+
+def _digest(path: str) -> str:
+    """SHA-256 of a file's bytes, read in blocks ('' where it cannot be read)."""
+    import hashlib
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return ""
+    return h.hexdigest()
 
 
 def summary(rows: list) -> dict:
