@@ -519,3 +519,45 @@ def test_gpu_and_16_bit_answers_are_graded_as_their_values():
     assert answers.encode(FakeCupyArray()) == answers.encode(np.array([1.0, 2.0, 0.5], dtype="float32"))
     halves = torch.tensor([1.0, 2.0, 0.5], dtype=torch.bfloat16)
     assert answers.encode(halves) == answers.encode(np.array([1.0, 2.0, 0.5], dtype="float32"))
+
+
+def test_forged_array_types_and_sizes_decode_to_placeholders():
+    """About 130 characters of forged answer data once made the scorer allocate over 1 GB."""
+    from brrr.grade import answers
+    forged = [{"__ndarray__": [1, 2], "dtype": "S700000000"},
+              {"__ndarray__": [1], "dtype": "[('a', '<f8', (100000000,))]"},
+              {"__ndarray__": [1], "dtype": "(100000000,)f8"},
+              {"__ndarray__": [[0] * 1000] * 1000, "dtype": "float64"},
+              {"__ndarray__": [[1], [2, 3]], "dtype": "float32"},
+              {"__ndarray__": [1], "dtype": ["float32"]}]
+    for obj in forged:
+        assert isinstance(answers.decode(obj), answers.Unsupported), obj
+    fine = answers.decode({"__ndarray__": [[1, 2], [3, 4]], "dtype": "float32"})
+    assert fine.dtype == "float32" and fine.shape == (2, 2)
+
+
+@pytest.mark.slow
+def test_the_runner_keeps_what_a_kernel_sends_small(tmp_path):
+    """The kernel holds no descriptor of the grader's log, long error messages are cut short, and
+    comm messages are dropped (they once grew the runner to about 1 GB)."""
+    import subprocess
+    import sys
+    path = notebook(tmp_path / "big.ipynb",
+                    "import os\nopen_files = sorted(os.readlink(f'/proc/self/fd/{fd}') for fd in os.listdir('/proc/self/fd')"
+                    " if os.path.exists(f'/proc/self/fd/{fd}'))",
+                    "raise ValueError('x' * 5_000_000)",
+                    "from ipykernel.comm import Comm\nfor _ in range(200):\n"
+                    "    Comm(target_name='jupyter.widget', data={'state': {'v': 'y' * 100_000}})",
+                    "done = 1")
+    work, out = tmp_path / "work", tmp_path / "out"
+    work.mkdir()
+    out.mkdir()
+    with open(out / "log.txt", "w") as log:     # as brrr grade starts the runner
+        subprocess.run([sys.executable, "-m", "brrr.grade.runner", path, str(work), str(out), "60", "none"],
+                       stdout=log, stderr=subprocess.STDOUT, check=True, timeout=300)
+    status = json.loads((out / "status.json").read_text(encoding="utf-8"))
+    answers = json.loads((out / "snapshot.json").read_text(encoding="utf-8"))
+    files = answers["open_files"]["__ndarray__"] if isinstance(answers["open_files"], dict) else answers["open_files"]
+    assert files and not any(str(out) in f for f in files), files
+    assert answers["done"] == 1 and status["executed"] == 4
+    assert len(status["errors"]) == 1 and len(status["errors"][0]) < 400

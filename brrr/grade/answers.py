@@ -19,6 +19,11 @@ MAX_SNAPSHOT_CHARS = 8_000_000     # the whole snapshot
 MAX_DEPTH = 20
 MAX_ELEMENTS = 100_000             # an array or list longer than this is refused before encoding
 IGNORED = {"In", "Out", "exit", "quit", "get_ipython", "grader", "otter"}
+# The array types an answer may decode to: numeric, one value per element, at most 16 bytes each.
+# A snapshot names its own dtype, so a forged 'S700000000' or a structured or subarray dtype
+# would make the scorer allocate whatever it asks for.
+ARRAY_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                          "float16", "float32", "float64"})
 
 
 class Unsupported:
@@ -132,8 +137,7 @@ def decode(obj):
     if "__dict__" in obj:
         return {_hashable(decode(k)): decode(v) for k, v in obj["__dict__"]}
     if "__ndarray__" in obj:
-        import numpy as np
-        return np.array(decode(obj["__ndarray__"]), dtype=np.dtype(str(obj["dtype"])))
+        return _array(obj)
     if "__brrr__" in obj:
         kind = _records().get(obj["__brrr__"])
         fields = decode(obj.get("fields"))
@@ -146,6 +150,28 @@ def decode(obj):
     if "__unsupported__" in obj:
         return Unsupported(str(obj["__unsupported__"]), str(obj.get("why", "")))
     return Unsupported("dict", "an unreadable value")
+
+
+def _array(obj: dict):
+    """A NumPy array from its encoded values, or Unsupported when its dtype is not on
+    :data:`ARRAY_DTYPES` or it holds more than :data:`MAX_ELEMENTS` numbers."""
+    import numpy as np
+    dtype = obj.get("dtype")
+    if not isinstance(dtype, str) or dtype not in ARRAY_DTYPES:
+        return Unsupported("ndarray", f"an array of an unsupported type ({str(dtype)[:40]!r})")
+    values, count, stack = obj["__ndarray__"], 0, [obj["__ndarray__"]]
+    while stack:                        # count the numbers before NumPy allocates anything
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        else:
+            count += 1
+        if count > MAX_ELEMENTS or len(stack) > MAX_ELEMENTS:
+            return Unsupported("ndarray", f"too large to grade (over {MAX_ELEMENTS:,} elements)")
+    try:
+        return np.array(decode(values), dtype=np.dtype(dtype))
+    except (TypeError, ValueError, OverflowError) as error:
+        return Unsupported("ndarray", f"a malformed array ({str(error)[:100]})")
 
 
 def _hashable(value):

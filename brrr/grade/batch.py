@@ -21,13 +21,14 @@ import tempfile
 from dataclasses import dataclass
 from typing import Optional
 
-from . import sandbox
+from . import limits, sandbox
 from .exercise import Exercise, find_exercise, is_untouched, read_submission
 
 FIELDS = ("submission", "question", "score", "possible", "status", "reason", "isolation")
 DEFAULT_TIMEOUT = 600.0           # seconds per notebook
 SCORE_TIMEOUT = 300.0             # seconds for the scorer of one submission
 STATUSES = ("graded", "timed out", "failed")
+LOG_TAIL_BYTES = 64 << 10         # of a runner's log read for the reason it failed
 
 
 @dataclass
@@ -125,7 +126,7 @@ def _run(batch: Batch, nb: dict, submission: str, run_dir: str) -> tuple:
     timed_out = False
     with open(os.path.join(out, "log.txt"), "w", encoding="utf-8", errors="replace") as log:
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=out,
-                                 start_new_session=True)
+                                 start_new_session=True, preexec_fn=limits.limit_trusted_memory)
         try:
             child.wait(timeout=batch.timeout)
         except subprocess.TimeoutExpired:
@@ -140,8 +141,10 @@ def _run(batch: Batch, nb: dict, submission: str, run_dir: str) -> tuple:
     except (OSError, ValueError):
         pass
     if child.returncode not in (0, None) and not timed_out:
-        with open(os.path.join(out, "log.txt"), encoding="utf-8", errors="replace") as f:
-            tail = [line for line in f.read().splitlines() if line.strip()][-1:]
+        with open(os.path.join(out, "log.txt"), "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - LOG_TAIL_BYTES))    # the tail only
+            lines = f.read().decode("utf-8", errors="replace").splitlines()
+            tail = [line for line in lines if line.strip()][-1:]
         status["runner_error"] = tail[0][:200] if tail else f"exit status {child.returncode}"
     return status, os.path.join(out, "snapshot.json"), timed_out
 
@@ -152,7 +155,8 @@ def _score(batch: Batch, snapshot: str, run_dir: str) -> tuple:
     env = dict(os.environ, BRRR_GRADER_DEVICE=batch.device_record, BRRR_CACHE_DIR=batch.peaks_cache)
     try:
         proc = subprocess.run([sys.executable, "-m", "brrr.grade.score", batch.tests, snapshot, result],
-                              env=env, capture_output=True, text=True, timeout=SCORE_TIMEOUT, cwd=run_dir)
+                              env=env, capture_output=True, text=True, timeout=SCORE_TIMEOUT, cwd=run_dir,
+                              preexec_fn=limits.limit_trusted_memory)
     except subprocess.TimeoutExpired:
         return {}, f"the checks ran past {SCORE_TIMEOUT:g} s"
     try:

@@ -28,6 +28,15 @@ TMP_BYTES = 1 << 30           # bytes of its private /tmp
 FOLDER_BYTES = 2 << 30        # bytes on disk in its folder, all files together
 FOLDER_FILES = 100_000        # files and folders in its folder
 WATCH_SECONDS = 0.5           # how often the folder is measured
+TRUSTED_BYTES = 2 << 30       # data memory of the grader's own runner and scorer of one submission
+
+
+def limit_trusted_memory() -> None:
+    """Bound this process's data memory (``RLIMIT_DATA``) to :data:`TRUSTED_BYTES`: the runner and
+    the scorer read what a kernel sent, and past the bound they fail (that submission only)
+    instead of growing. A ``preexec_fn`` for the grader's own subprocesses."""
+    import resource
+    _lower(resource.RLIMIT_DATA, TRUSTED_BYTES)
 
 
 def _lower(which: int, value: int) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 from . import limits, sandbox
@@ -22,6 +23,9 @@ from ..cache import write_text
 EXPORT = "print(__import__('brrr.grade.answers', fromlist=['snapshot']).snapshot(globals()), end='')"
 EXPORT_TIMEOUT = 60.0
 MAX_ERRORS_PER_CELL = 5
+MAX_ERROR_CHARS = 2_000            # of an error's message and of each traceback line kept
+MAX_TRACEBACK_LINES = 20
+MAX_MESSAGE_BYTES = 32 << 20       # a larger message from the kernel drops its connection
 
 
 def _kernel_manager(workdir: str, level: str):
@@ -37,24 +41,40 @@ def _kernel_manager(workdir: str, level: str):
             super().write_connection_file(**kwargs)
             sandbox.hand_over(self.connection_file)  # the kernel must read it
 
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            # no descriptor of the grader's: its log is this process's stdout and stderr
+            kw.update(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+
     sockets = os.path.join(workdir, ".kernel")
     os.makedirs(sockets, exist_ok=True)
     sandbox.hand_over(sockets)
-    return SandboxedKernelManager(kernel_name="python3", transport="ipc",
-                                  ip=os.path.join(sockets, "k"),
-                                  connection_file=os.path.join(sockets, "connection.json"))
+    km = SandboxedKernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"),
+                                connection_file=os.path.join(sockets, "connection.json"))
+    import zmq
+    km.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)   # every socket made for this kernel
+    return km
 
 
 def _errors_only_client():
     from nbclient import NotebookClient
 
     class ErrorsOnlyClient(NotebookClient):
-        """Keeps a cell's error outputs only (all the reasons need): a flood of printing costs nothing."""
+        """Keeps a cell's error outputs only (all the reasons need), each cut short, and drops
+        comm (widget) messages: a flood of printing or messages costs nothing."""
 
         def output(self, outs, msg, display_id, cell_index):
             if msg["msg_type"] != "error" or len(outs) >= MAX_ERRORS_PER_CELL:
                 return None
+            content = msg["content"]
+            content["ename"] = str(content.get("ename", ""))[:MAX_ERROR_CHARS]
+            content["evalue"] = str(content.get("evalue", ""))[:MAX_ERROR_CHARS]
+            traceback = content.get("traceback") if isinstance(content.get("traceback"), list) else []
+            content["traceback"] = [str(line)[:MAX_ERROR_CHARS] for line in traceback[-MAX_TRACEBACK_LINES:]]
             return super().output(outs, msg, display_id, cell_index)
+
+        def handle_comm_msg(self, outs, msg, cell_index):
+            return None
 
     return ErrorsOnlyClient
 
