@@ -139,3 +139,17 @@ def test_against_peaks_explains_every_percentage_above_a_peak():
     gpu = str(prose.against_peaks(brrr.Roofline(peak_flops=30e9, peak_bandwidth=30e9), peaks, cpu=False))
     assert "30% of the spec-sheet peak FLOP/s: far below it" in gpu
     assert "150% of the spec-sheet peak bandwidth: above it, because faster than the spec allows" in gpu
+
+
+def test_a_capped_sweep_counts_as_dram_only_what_is_past_the_reported_cache():
+    """A 300 MiB L3 reported on a two-core slice: brrr sizes the sweep for 64 MiB (capped), so only
+    points past twice the reported 300 MiB are DRAM's (issue 25)."""
+    MiB = 2 ** 20
+    sizes = [2 ** k * MiB for k in range(0, 11)]     # 1 MiB .. 1 GiB
+    records = [{"working_set": s, "gbps": 20.0 if s <= 256 * MiB else 10.0 + k} for k, s in enumerate(sizes)]
+    run = brrr.Result("bandwidth_vs_size", records,
+                      {"device": {"name": "Xeon", "backend": "cpu"}, "llc_bytes": 64 * MiB,
+                       "caches": {"L1d": 48 * 1024, "L2": 2 * MiB, "L3": 300 * MiB}})
+    c = prose.curve(run)
+    assert c["llc"] == 300 * MiB
+    assert all(size >= 600 * MiB for size, _ in c["dram"])

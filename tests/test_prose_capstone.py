@@ -151,7 +151,7 @@ def test_autocast_about_the_same():
 
 # --- compile ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("per_token, outcome, words_", [(0.8e-3, "faster", "fused the chains"),
+@pytest.mark.parametrize("per_token, outcome, words_", [(0.8e-3, "faster", "does not show how much of the gain"),
                                                        (6e-3, "slower", "does not promise a speed-up"),
                                                        (1.05e-3, "same", "barely moved")])
 def test_compile(per_token, outcome, words_):
@@ -165,18 +165,14 @@ def test_compile(per_token, outcome, words_):
     assert "on this machine it is skipped" in str(p)         # the next step, graphs, on a CPU
 
 
-def test_compile_faster_than_fusion_alone_allows():
-    text = str(prose.step(cpu_run(compile_=0.3e-3), "compile"))   # 3.3x, with 70% of the time compute-bound
-    assert "more than fusion alone can give" in text and "at most 1.43 times as fast" in text
-    assert "emulated low-precision matmuls" in text
-    run = cpu_run(compile_=0.3e-3)
-    run.records[3]["dtype"] = "float32"                              # autocast undone: nothing emulated
-    assert "emulated" not in str(prose.step(run, "compile"))
-    assert "more than fusion alone" not in str(prose.step(cpu_run(compile_=0.9e-3), "compile"))
-    run = gpu_run()
-    run.records[3].update(seconds_per_token=0.2e-6, regime_shares={"compute-bound": 0.5, "memory-bound": 0.5})
-    gpu_text = str(prose.step(run, "compile"))
-    assert "at most 2 times as fast" in gpu_text and "emulated" not in gpu_text
+def test_compile_and_graphs_name_no_cause_the_page_did_not_measure():
+    """H200 review 07_08: the compiled steps have no profile, so their gains get no mechanism."""
+    for run in (cpu_run(compile_=0.3e-3), cpu_run(compile_=0.8e-3)):
+        text = str(prose.step(run, "compile"))
+        assert "fused the chains" not in text and "more than fusion alone" not in text and "swapped in" not in text
+        assert "torch.profiler" in text
+    same = str(prose.step(gpu_run(graphs=0.7e-6), "graphs"))
+    assert "hid the launches" not in same and "were not what set this pass's time" in same
 
 
 def test_compile_without_a_compile_time_and_the_gpu_graphs_hint():
@@ -198,7 +194,7 @@ def test_graphs_on_a_gpu():
     p = prose.step(gpu_run(graphs=0.4e-6), "graphs")
     assert p.facts["outcome"] == "faster" and "one recorded graph" in str(p)
     assert "never writes the sequence × sequence" in str(p)  # the hint for sdpa
-    assert "saved little" in str(prose.step(gpu_run(graphs=0.7e-6), "graphs"))
+    assert "were not what set" in str(prose.step(gpu_run(graphs=0.7e-6), "graphs"))
 
 
 def test_a_skipped_last_step_has_no_next():

@@ -128,7 +128,9 @@ def _sweep(best_alpha):
 def test_throughput_correlation_every_branch():
     base = {"n": 8, "ai_c_interval": (0.1, 0.9)}
     di = prose.throughput_correlation({**base, "ai_c": 0.3, "di": 0.8, "di_interval": (0.2, 0.95)}, _sweep(0.8))
-    assert di.facts["outcome"] == "di" and "as it was for energy in the paper" in di.text and "0.83" in di.text
+    assert di.facts["outcome"] == "di" and "energy, not time" in di.text and "0.83" in di.text
+    # a correlation with time is not set beside the paper's with energy as if it confirmed it
+    assert "as it was for energy" not in di.text
     assert "tracks time better" not in di.text and di.facts["per_operator"] is None   # H200 review item 3
     ops = prose.throughput_correlation({**base, "ai_c": 0.3, "di": 0.8, "di_interval": (0.2, 0.95),
                                         "per_operator": 0.98}, _sweep(0.8))
@@ -139,7 +141,8 @@ def test_throughput_correlation_every_branch():
     assert "includes zero" not in di.text and di.facts["best_alpha"] == pytest.approx(0.8)
     assert "activation reuse carries more" in di.text
     ai = prose.throughput_correlation({**base, "ai_c": 0.9, "di": 0.5, "di_interval": (-0.3, 0.9)}, _sweep(0.2))
-    assert ai.facts["outcome"] == "ai_c" and "the reverse" in ai.text and "includes zero" in ai.text
+    assert ai.facts["outcome"] == "ai_c" and "energy, not time" in ai.text and "includes zero" in ai.text
+    assert "the reverse" not in ai.text
     # its interval includes zero, so the sweep's peak at 0.2 is only a lean (review B:M1)
     assert "leans towards weight reuse" in ai.text and "includes zero, that lean is no evidence" in ai.text
     assert "19" in ai.text and ai.facts["alpha_lean"] == "weight"

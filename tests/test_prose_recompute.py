@@ -331,7 +331,11 @@ def test_compiled(runs):
     assert close_to(eager["saved_bytes"] / rec["saved_bytes"], text, 0.03)
     predicted = all(r["saved_bytes"] == r["predicted_saved_bytes"] for r in (eager, rec))
     assert ("as the min-cut predicts" in text) == predicted
+    # H200 review 05_06: no cause for the gain over eager mode that the page did not measure
+    assert "the compiler fuses the whole chain" not in text and "fusing alone did not pay" not in text
     if "compiled (save all)" in rows:
+        fusion_alone = eager["min_seconds"] / rows["compiled (save all)"]["min_seconds"]
+        assert close_to(fusion_alone if fusion_alone > 1 + words.SAME else 1 / fusion_alone, text, 0.05)
         r = rows["compiled (save all)"]["min_seconds"] / rec["min_seconds"]
         word = "faster" if r > 1.1 else "slower" if r < 1 / 1.1 else "same"
         assert p.facts["recompute_vs_save_all"] == word
@@ -340,10 +344,7 @@ def test_compiled(runs):
     word = "faster" if r > 1.1 else "slower" if r < 1 / 1.1 else "same"
     assert p.facts["recompute_vs_eager"] == word
     if word == "faster":
-        assert f"Against eager mode it was {words.times(r)} faster" in text
-        if "compiled (save all)" in rows:
-            fusion_alone = eager["min_seconds"] / rows["compiled (save all)"]["min_seconds"]
-            assert ("fusing alone did not pay here" in text) == (fusion_alone <= 1 + words.SAME)
+        assert f"Against eager mode the recomputing chain was {words.times(r)} faster" in text
     elif word == "slower":
         assert f"Eager mode, though, was {words.times(1 / r)} faster" in text
     if not refs:
@@ -369,8 +370,10 @@ def _check_traffic(run, p, text):
     cost = "hidden" if saved >= least else "partial" if saved > 0 else "more"
     assert p.facts["recompute_cost"] == cost
     assert ("cost no visible time" in text) == (cost == "hidden")
-    if cost == "partial":
-        assert close_to(100 * (1 - saved / least), text, 0.02)
+    assert ("were not free" in text) == (cost != "hidden")
+    # the times of the two chains need not add up kernel by kernel: no cost of the recomputation
+    # is derived from their difference (H200 review 05_06, item 5's follow-up)
+    assert "took back" not in text and "of what those bytes cost" not in text
 
 
 def test_compiled_traffic_branches():
@@ -388,13 +391,13 @@ def test_compiled_branches():
     slow = prose.compiled(hand_chain(times))
     assert slow.facts["recompute_vs_save_all"] == "slower" and "`tanh` inside" not in str(slow)
     assert slow.facts["recompute_vs_eager"] == "faster"
-    assert "the compiler fuses the whole chain" in str(slow)
+    assert "the compiler fuses" not in str(slow) and "the compiled chain that saves everything was 3 times faster" in str(slow)
     unfused = prose.compiled(hand_chain({"eager": 1.0, "compiled (save all)": 1.0, "compiled (recompute)": 0.5}))
-    assert unfused.facts["save_all_vs_eager"] == "same" and "fusing alone did not pay here" in str(unfused)
+    assert unfused.facts["save_all_vs_eager"] == "same" and "about as fast as eager mode" in str(unfused)
     gpu_slow = prose.compiled(hand_chain(times, backend="cuda"))
     assert "`tanh` inside" not in str(gpu_slow) and "hid behind" not in str(gpu_slow)
     same = prose.compiled(hand_chain({"eager": 1.0, "compiled (save all)": 1.02, "compiled (recompute)": 1.0}))
-    assert same.facts["recompute_vs_save_all"] == "same" and "it took about as long" in str(same)
+    assert same.facts["recompute_vs_save_all"] == "same" and "the recomputing chain took about as long" in str(same)
     odd = prose.compiled(hand_chain({"eager": 1.0, "compiled (recompute)": 2.0}, saved={"compiled (recompute)": 8000}))
     assert not odd.facts["as_predicted"] and "chose differently" in str(odd)
     assert "Eager mode, though, was 2 times faster" in str(odd)

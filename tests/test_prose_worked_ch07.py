@@ -27,6 +27,8 @@ def test_softmax_answer_uses_the_profiles_regime_and_floor(runs, monkeypatch):
     answer = wm.softmax_row(batch, heads, seq, dev, fixed_cost=t.attrs["overhead_seconds"],
                             replay_floor=t.attrs["replay_floor_seconds"])
     assert answer.facts["regime"] == row.regime
+    if answer.facts["regime"] == "overhead-bound":   # review 07_08 item 22: which measurement of the fixed cost
+        assert "the fixed cost of a call measured with the profile" in str(answer)
     assert f"**{row.regime}**" in str(answer)
     checked = str(wm.check(row.seconds, answer, "The softmax row"))
     assert "other programs" not in checked and "Chapter 3" not in checked

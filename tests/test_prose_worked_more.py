@@ -79,7 +79,12 @@ def test_fma_check_reasons():
     large, small = wm.fma_cap(2 ** 26, CPU), wm.fma_cap(2 ** 10, CPU)
     slow = wm.check(timing(2 * large.facts["seconds"]), large, "The chain")
     assert slow.facts["outcome"] == "slower" and "costs up to half the peak" in str(slow)
-    assert "keep the multiply and the add apart" in str(slow) and "idle between links" in str(slow)
+    assert "keep the multiply and the add apart" in str(slow) and "idle between links" not in str(slow)
+    # on a GPU the chapter's chain is op="ffma", one FMA instruction a link: no reason blames the split multiply
+    # and add the kernel no longer does, nor latency, which a GPU's warps hide
+    gpu = wm.fma_cap(2 ** 26, FakeDevice(on_gpu=True))
+    gpu_slow = str(wm.check(timing(2 * gpu.facts["seconds"]), gpu, "The chain"))
+    assert "apart" not in gpu_slow and "waits for the result" not in gpu_slow and "Nsight Compute" in gpu_slow
     same = wm.check(1.1 * large.facts["seconds"], large)
     assert same.facts["outcome"] == "as predicted" and "within 10%" in str(same)
     assert "caches" in str(wm.check(small.facts["seconds"] / 2, small))
@@ -220,7 +225,7 @@ def test_softmax_row(no_reference):
     low = str(wm.softmax_row(1, 1, 16, LOW_RIDGE))
     assert "**compute-bound**" in low and "could run at the peak FLOP/s here" in low
     slow = wm.check(timing(3 * p.facts["seconds"]), p, "The softmax row")
-    assert slow.facts["outcome"] == "slower" and "more than once" in str(slow) and "other programs" in str(slow)
+    assert slow.facts["outcome"] == "slower" and "more than once" in str(slow) and "other programs" not in str(slow)
     assert wm.check(1.1 * p.facts["seconds"], p).facts["outcome"] == "as predicted"
     fast = wm.check(p.facts["seconds"] / 2, p)   # 12 MiB, cache 32 MiB
     assert fast.facts["outcome"] == "faster" and "fit in the caches" in str(fast)   # A2:C1
@@ -233,10 +238,11 @@ def test_softmax_reasons_name_the_fixed_cost_only_where_it_matters(no_reference)
     assert "each call also pays a fixed cost (Chapter 3)" in str(unknown)
     small = wm.check(3 * t, wm.softmax_row(8, 12, 128, CPU, fixed_cost=t / 1000))
     assert "fixed cost (" not in str(small) and "is only 0.1% of even the least time" in str(small)
-    assert "other programs on the machine take their share" in str(small)
+    # H200 review 07_08 items 15, 16: no unmeasured load, and a profile's fixed cost is not Chapter 3's
+    assert "other programs" not in str(small) + str(unknown)
     big = wm.check(3 * t, wm.softmax_row(8, 12, 128, CPU, fixed_cost=t / 10))
-    assert f"a call this short also pays a fixed cost ({w.seconds(t / 10)}, Chapter 3, 10% of the least time)" \
-        in str(big)
+    assert f"a call this short also pays a fixed cost ({w.seconds(t / 10)} as this page measured it, 10% of the least " \
+        "time)" in str(big) and "other programs" not in str(big) and "Chapter 3," not in str(big)
 
 
 def test_softmax_row_quotes_a_reference_run_of_the_same_size(monkeypatch):

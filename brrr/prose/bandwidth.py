@@ -85,7 +85,9 @@ def curve(result) -> dict:
     if drop:
         inside = [(name, c) for name, c in caches.items() if drop[0] / 2 <= c <= drop[1] * 2]
         level = max(inside, key=lambda kv: kv[1]) if inside else None
-    llc = result.meta.get("llc_bytes") or max(caches.values(), default=0)
+    # the larger of the cache the sweep was sized for (capped) and the one the OS reports: only
+    # points past twice the reported cache are surely from DRAM
+    llc = max(result.meta.get("llc_bytes") or 0, max(caches.values(), default=0))
     return {"shape": shape, "peak": peak, "peak_size": sizes[i_peak], "first": first,
             "first_size": sizes[0], "last": last, "last_size": sizes[-1], "drop": drop, "level": level,
             "dram_peak": dev.get("peak_bandwidth"), "cpu": w.is_cpu(result),
@@ -172,8 +174,8 @@ def _shape_sentence(c: dict, subject: str) -> str:
                 f"cost of a call weighs less as copies grow.{beyond}{_hidden_levels(c)}{_passed_levels(c)}")
     return (f"{subject} the copy bandwidth barely changed across the sweep (between "
             f"{_gb(min(c['first'], c['last'], c['peak']))} and {_gb(c['peak'])}): this run did not show "
-            "the cache steps. A coarse sweep (the quick build) can step over them, and on a machine "
-            "shared with other programs, their data share the caches too.")
+            "the cache steps. A coarse sweep (the quick build) can step over them; a finer one shows whether "
+            "they are there.")
 
 
 def _roof_sentence(c: dict) -> str:
@@ -188,8 +190,7 @@ def _roof_sentence(c: dict) -> str:
     share = c["last"] * 1e9 / c["dram_peak"]
     parts.append(f"The largest working set reached {w.percent(share)} of the {kind} DRAM bandwidth" +
                  ("." if share <= ABOVE_ROOF else
-                  ": above it, because that bandwidth is one copy measured once, on a machine other programs share, "
-                  "not a hardware limit." if c["cpu"] else
+                  ": above it, because that bandwidth is one copy measured once, not a hardware limit." if c["cpu"] else
                   ": above the spec, which DRAM cannot do, so part of it came from the L2 cache."))
     return " ".join(parts)
 

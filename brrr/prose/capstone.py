@@ -130,17 +130,9 @@ def _why(r, outcome: str, ratio: float, result) -> str:
     if step == "compile":
         text = f" Compiling took {w.seconds(r['compile_seconds'])} once, before the timing." if r.get("compile_seconds") else ""
         if outcome == "faster":
-            text += (" The compiler fused the chains of memory-bound operators (mask, softmax, GELU, adds, "
-                     "LayerNorm) into fewer kernels, so their bytes cross memory fewer times, and cut Python "
-                     "and dispatch work between them.")
-            compute = (r.get("regime_shares") or {}).get("compute-bound", 0.0)
-            if compute > 0 and ratio > (1 + w.SAME) / compute:
-                text += (f" That is more than fusion alone can give: the compute-bound operators took "
-                         f"{w.percent(compute)} of the eager profile's time, so making everything else free would "
-                         f"be at most {w.times(1 / compute)} as fast. The compiler also swapped in kernels of its "
-                         "own for some operators the profile calls compute-bound"
-                         + (", such as this CPU's emulated low-precision matmuls."
-                            if cpu and r.get("dtype") not in (None, "float32") else "."))
+            text += (" The page profiles eager operators only, so it does not show how much of the gain came from "
+                     "fusing operators and how much from removing Python and dispatch work; `torch.profiler` on the "
+                     "compiled pass lists the kernels it ran.")
             return text
         if outcome == "slower":
             return text + (" Compiling does not promise a speed-up; `torch.profiler` lists the kernels the "
@@ -150,8 +142,8 @@ def _why(r, outcome: str, ratio: float, result) -> str:
         if outcome == "faster":
             return (" The whole forward pass is now one recorded graph: one launch replays every kernel, so the "
                     "CPU's cost per kernel is gone.")
-        return (" With a batch this large the GPU's work already hid the launches, so replaying them as one graph "
-                "saved little.")
+        return (" Replaying the pass as one graph removes the host's cost of launching each kernel, so those "
+                "launches were not what set this pass's time.")
     if step == "sdpa":
         share = attention_share(result)
         text = f" Attention is {w.percent(share)} of this model's FLOPs at this sequence length."

@@ -154,7 +154,7 @@ def matmul_curve(result, references=()) -> Prose:
     if busy:
         text += (f" At n = {w.number(roof_n)}, the very size the measured roof was taken at, this run reached only "
                  f"{frac(roof_n)} of it: the roof is the best of a few calls timed when `brrr` first met this "
-                 "machine, and this is a median, timed at another moment.")
+                 "machine, and this is a median of many; re-running the sweep shows whether the gap repeats.")
     facts = {"outcome": c["shape"], "best_flops": c["best"], "best_n": c["best_x"], "peak": c["peak"], "busy": busy,
              "best_fraction": c["best"] / c["peak"], "first_fraction": c["fractions"][c["first_x"]],
              "plateau_n": c["plateau_x"], "half_n": c["half_x"], "above_roof": c["above"]}

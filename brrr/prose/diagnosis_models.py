@@ -268,13 +268,12 @@ def backward(table, references=()) -> Prose:
         flop_outcome = "over 2"
     text += f" It took {w.number(rt)} times the forward's operator time"
     if rt > rf * (1 + w.SAME):
-        text += (", more than its share of FLOPs: the backward pass adds memory-bound operators of its own "
+        text += (", more than its share of FLOPs: the backward pass adds operators of its own "
                  "(gradient accumulation, sums over the batch for the bias gradients, the backward passes of "
                  "layer norm, softmax and GELU), which cost time and few FLOPs.")
         time_outcome = "more than FLOPs"
     elif rt < rf / (1 + w.SAME):
-        text += (", less than its share of FLOPs: most of the added FLOPs are matmuls, which run closer to "
-                 "their roof than the memory-bound operators that take much of the forward's time.")
+        text += ", less than its share of FLOPs."
         time_outcome = "less than FLOPs"
     else:
         text += ", in proportion to its FLOPs."

@@ -102,7 +102,7 @@ def _fixed_cost(f: dict) -> Prose:
                  f"{' with one thread' if f['cpu'] else ''}, whose output is preallocated so that its size sweep "
                  f"does not time the allocator. Timed on this page right after, it took {w.seconds(c3)}, {rel}")
         if outcome == "same":
-            text += ", so here the two pages' numbers differ only by the noise between runs."
+            text += ", so on this device the two calls cost the same."
         else:
             text += (f". The two calls differ in {differ}, and [Chapter 3](03_overhead.ipynb) times them side "
                      "by side to tell the effects apart.")

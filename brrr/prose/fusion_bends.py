@@ -139,8 +139,7 @@ def _steps(b: dict, a: int, z: int) -> str:
     fused = (f"the fused time barely grew ({w.times(fg)})" if fg < BARELY else f"the fused time grew {w.times(fg)}")
     if b["cause"] == "unfused":
         return (f" Over that step {fused}, while {passes}: the bend is mostly the unfused side, whose passes took "
-                "less than k times one pass (on a shared machine, or with arrays that partly fit in a cache, the "
-                "passes get cheaper than the bytes model says).")
+                "less than k times one pass.")
     if b["cause"] == "fused":
         return f" Over that step {fused}, while {passes}: the fused kernel's growth is most of the bend."
     return (f" Over that step {fused}, and {passes}: both sides bent it, each about as much as the other.")

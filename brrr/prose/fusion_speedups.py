@@ -189,8 +189,8 @@ def _why(p: dict, c: dict, run) -> str:
                     + _faster_than_roof(run, c))
         return (f" The unfused chain fell further below its roofline time than the fused kernel did: its "
                 f"{w.integer(p['k'])} passes reached {w.percent(eu)} of the roofline's speed, the fused kernel "
-                f"{w.percent(ef)}. Every pass is a kernel call with a fixed "
-                "cost (a launch, or waking the threads), paid k times, which the bytes model leaves out.")
+                f"{w.percent(ef)}. A speed-up is the unfused time over the fused one, so a slow baseline raises it: "
+                "timing one unfused pass alone against its bytes shows where its time went.")
     if rel == "short of":
         text = (f" The fused kernel fell further below its roofline time than the unfused chain did: it reached "
                 f"{w.percent(ef)} of its roofline speed, the unfused passes {w.percent(eu)}.")
@@ -225,14 +225,39 @@ def _speedup_sentence(c: dict, run, subject: str) -> tuple:
     facts = {"focus_k": p["k"], "speedup": p["speedup"], "predicted": p["predicted"], "relation": rel}
     last = c["points"][-1]
     if last["k"] != p["k"]:
+        at_ceiling = ceiling_point(c, last)
+        capped = at_ceiling["predicted"] < last["predicted"] * (1 - 1e-9)
+        if capped:
+            # past the op's own crossover: the roofline's prediction at the full peak is not one this chain can reach
+            said = (f"the roofline's prediction is {w.number(last['predicted'])} at the full peak and "
+                    f"{w.number(at_ceiling['predicted'])} at {w.percent(CEILING[c['op']])} of it, the most a chain of "
+                    f"{_ops(c['op'])} can reach; the measurement, {w.number(last['speedup'])}, is")
+            last = at_ceiling
+        else:
+            said = f"the prediction is {w.number(last['predicted'])} and the measurement {w.number(last['speedup'])},"
         rel_last = _relation(last["speedup"], last["predicted"])
-        text += (f" At the longest chain, {w.integer(last['k'])} {_ops(c['op'], last['k'])}, the prediction is "
-                 f"{w.number(last['predicted'])} and the measurement {w.number(last['speedup'])}, {rel_last} it.")
+        text += (f" At the longest chain, {w.integer(last['k'])} {_ops(c['op'], last['k'])}, {said} "
+                 f"{rel_last} {'the latter' if capped else 'it'}.")
         if rel_last != rel:
             text += _why(last, c, run)
         facts.update(last_k=last["k"], last_speedup=last["speedup"], last_predicted=last["predicted"],
                      last_relation=rel_last)
     return text, facts
+
+
+def ceiling_point(c: dict, p: dict) -> dict:
+    """Point ``p`` with its prediction and its fused efficiency taken at the most its op can reach
+    (:data:`CEILING` of the peak) instead of the full peak; ``p`` itself where there is no roof, the op has no
+    known ceiling, or the ceiling does not bind at ``p``'s k."""
+    bound = serial_bound(c, p)
+    if bound is None:
+        return p
+    tb, ta, _ = bound
+    fused = max(tb, ta)
+    unfused = p["predicted"] * p["fused_seconds"] * p["eff_fused"]   # the unfused chain's roofline time
+    if fused <= p["fused_seconds"] * p["eff_fused"] * (1 + 1e-9):
+        return p
+    return {**p, "predicted": unfused / fused, "eff_fused": fused / p["fused_seconds"]}
 
 
 def _plain(reason: str, subject: str) -> str:

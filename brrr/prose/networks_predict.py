@@ -198,10 +198,10 @@ def throughput_correlation(corr: dict, sweep) -> Prose:
              "and the P100, its Table VI")
     if r_di - r_ai > BETTER:
         outcome = "di"
-        text += f"DI's r is the higher, as it was for energy in the paper ({cited}). "
+        text += f"DI's r is the higher here; the paper's correlations are with energy, not time ({cited}). "
     elif r_ai - r_di > BETTER:
         outcome = "ai_c"
-        text += f"$AI_c$'s r is the higher, the reverse of what the paper found for energy ({cited}). "
+        text += f"$AI_c$'s r is the higher here; the paper's correlations are with energy, not time ({cited}). "
     else:
         outcome = "similar"
         text += "The two are about equally correlated with throughput here. "

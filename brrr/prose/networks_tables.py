@@ -43,8 +43,8 @@ def table_v(table, other=None) -> Prose:
         text += (f"Counting ifmap + ofmap instead puts the medians at {w.percent(lower)} of these (the median "
                  "network), far from the printed ones. ")
     if "MobileNet-V2" in differ:
-        text += ("MobileNet-V2 differs here as it does in Table VIII: the network the authors analysed was not "
-                 "the published one. ")
+        text += ("MobileNet-V2 differs here as it does in Table VIII: the network the authors analysed evidently "
+                 "differed from the published one. ")
     facts = {"grades": grades}
     high = [n for n in ("AlexNet", "VGG-16", "NiN", "SqueezeNet-V1.0") if n in table.index]
     if len(high) == 4:

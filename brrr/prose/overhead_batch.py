@@ -1,10 +1,11 @@
 """Chapter 3, overhead: doubling the batch. The last doubling that was nearly free, the turn to
-work-bound, doublings that look free again (noise), and the time per sample.
+work-bound, doublings that look free again, steps where the time fell, and the time per pass.
 """
 from __future__ import annotations
 
 from . import Prose, with_references
 from . import words as w
+from .worked import check
 
 
 def batch_steps(result) -> dict:
@@ -46,8 +47,9 @@ def _batch_sentence(b: dict, subject: str) -> str:
     best_size, best_ps = min(b["per_sample"], key=lambda sp: sp[1])
     if b["outcome"] == "all free":
         return (f"{subject} every doubling of the batch, up to {w.integer(b['largest'])}, was nearly free: the whole "
-                f"sweep is overhead-bound, and the time per sample fell {w.times(first_ps / last_ps)}. A larger "
-                "batch would be needed before the work shows.")
+                f"sweep is overhead-bound. A pass took {w.seconds(b['per_sample'][0][1] * b['first'])} at a batch of "
+                f"{w.integer(b['first'])} and {w.seconds(last_ps * b['largest'])} at {w.integer(b['largest'])}. A "
+                "larger batch would be needed before the work shows.")
     if b["outcome"] == "none free":
         return (f"{subject} no doubling was nearly free: already from a batch of {w.integer(b['first'])} to "
                 f"{w.integer(b['first'] * 2)} the time grew {w.times(b['first_ratio'])}. The forward pass is not "
@@ -72,8 +74,7 @@ def _batch_sentence(b: dict, subject: str) -> str:
         worst = max(b["steps"], key=lambda s: s[1])
         text += (f" At the largest batches it rose again, to {w.seconds(last_ps)} at {w.integer(b['largest'])}; the "
                  f"doubling to {w.integer(worst[0])} cost {w.times(worst[1])} the time, more than double the work "
-                 "would explain, which happens when the activations outgrow a cache, or when another program took the "
-                 "machine for a moment.")
+                 "would explain; re-running the sweep shows whether that step repeats.")
     return text
 
 
@@ -85,15 +86,14 @@ def double_the_batch(result, references=()) -> Prose:
     if b["relapse"]:
         again = ", ".join(w.integer(s) for s in b["relapse"])
         text += (f" After the free run had ended, a doubling looked free again (to a batch of {again}): "
-                 "a single step of a timed sweep on a shared machine can be noise, or a library switching "
-                 "to another kernel; read the trend, not one row.")
+                 "one row is one measurement, and re-running the sweep shows whether it repeats; read the trend, "
+                 "not one row.")
     if b["fell"]:
         steps = w.listing(f"the doubling to {w.integer(size)} the time fell to {w.number(r, 2)} times the previous "
                           "batch's" for size, r in b["fell"])
-        text += (f" At {steps}: doubling the work cannot make a pass that much faster, so the machine changed "
-                 "during the sweep, and the times on either side of that step were measured in two different "
-                 "states. Re-measuring the smallest batch after the sweep shows which state the rest of the page "
-                 "ran in.")
+        text += (f" At {steps}: more work took less time, so something besides the work changed between those "
+                 "two measurements, which this sweep cannot say. Timing the smallest batch again after the sweep, "
+                 "as Worked problem 3 does, shows whether its time moved too.")
     facts = {"outcome": b["outcome"], "last_free": b["last_free"], "first_work": b["first_work"],
              "relapse": b["relapse"], "fell": b["fell"]}
     return with_references(Prose(text, facts), references, "this sweep", lambda run: _reference_batch(run, b))
@@ -107,3 +107,18 @@ def _reference_batch(run, b: dict) -> Prose:
         t += (f" Its free run reached {w.times(r['last_free'] / b['last_free'])} as far as this run's: the same "
               "layers are far less work for a GPU, so it stays overhead-bound to much larger batches.")
     return Prose(t, {f"reference {w.device_of(run)}": r["outcome"]})
+
+
+def batch_check(result, answer: Prose, what: str = "The forward pass"):
+    """Worked problem 3: ``result``, a ``double_the_batch`` run of batch 1 and the answer's batch. The pass against
+    the prediction (:func:`.worked.check`), and against batch 1 timed beside it, since the prediction started from
+    the sweep's batch-1 time. None where there is no such run (a replayed build without its record)."""
+    recs = sorted(getattr(result, "records", None) or [], key=lambda r: r["size"])
+    if len(recs) < 2:
+        return None
+    t1, t_b = recs[0]["seconds"], recs[-1]["seconds"]
+    p = check(t_b, answer, what)
+    text = (f"{p.text} Batch 1, timed again beside it, took {w.seconds(t1)} (the sweep's time, which the prediction "
+            f"started from, was {w.seconds(answer.facts['batch_1'])}), so the pass at a batch of "
+            f"{w.integer(recs[-1]['size'])} took {w.times(t_b / t1)} as long as batch 1.")
+    return Prose(text, {**p.facts, "batch_1_now": t1, "ratio_to_batch_1": t_b / t1})

@@ -116,8 +116,9 @@ def _against_sweep(c: dict, cs: dict) -> tuple:
         t += " The two timings agree."
     else:
         t += (f" For {w.listing(cs[lib]['name'] for lib, ok in agree.items() if not ok)} they disagree: the same "
-              "call, timed at another moment, gave another number. When two pages report different per-call "
-              "costs for one machine, ask which call each timed and when.")
+              "call gave one number in the sweep and another here, and this page does not measure why. Running the "
+              "sweep again shows whether its number repeats; when two pages report different per-call costs for "
+              "one machine, ask which call each timed, and how.")
     return t, agree
 
 

@@ -194,8 +194,7 @@ def _fixed_costs_compared(cs: dict) -> tuple:
     return "torch smaller", (
         f"PyTorch's fixed cost was lower than NumPy's on this run ({w.seconds(t['fixed'])} against "
         f"{w.seconds(n['fixed'])}), although PyTorch's dispatch checks more (device, dtype, autograd) before "
-        "it runs a kernel. On a machine shared with other programs, a single run's microseconds can move by "
-        "that much; the next section times both calls side by side.")
+        "it runs a kernel. The next section times both calls side by side, which shows whether this order holds.")
 
 
 def time_vs_size(result, references=()) -> Prose:

@@ -58,9 +58,11 @@ def _speed(ratio: float) -> str:
 def _traffic_sentence(c: dict, saved_time: float, facts: dict) -> str:
     """What the recomputation cost, from the bytes it removed: the chain that saves everything
     writes k - 1 more arrays in its forward pass and reads them back in its backward pass. At the
-    peak bandwidth those bytes take a least time; where the time saved is less than that, the
-    recomputation took the rest back. Said only where the arrays do not fit in the cache (else the
-    peak bandwidth bounds nothing) and the run knows its peak bandwidth."""
+    peak bandwidth those bytes take a least time; where the recomputing chain gained less than that,
+    the recomputation was not free. How much it cost is not said: the two chains' times need not add
+    up kernel by kernel (a kernel's time is set by its bytes or its arithmetic, whichever is longer).
+    Said only where the arrays do not fit in the cache (else the peak bandwidth bounds nothing) and
+    the run knows its peak bandwidth."""
     n, k, bw = c["n"], c["k"], c["bandwidth"]
     array = n * ITEMSIZE.get(c["dtype"], 4) if n else 0
     if not (array and k and k > 1 and bw) or 2 * array <= c["cache"]:
@@ -74,14 +76,11 @@ def _traffic_sentence(c: dict, saved_time: float, facts: dict) -> str:
         facts["recompute_cost"] = "hidden"
         return (text + f". Recomputing saved {w.seconds(saved_time)}, no less than that, so the recomputed "
                 f"`{c['op']}`s cost no visible time.")
-    if saved_time > 0:
-        facts["recompute_cost"] = "partial"
-        return (text + f". Recomputing saved only {w.seconds(saved_time)}, so the recomputed `{c['op']}`s were not "
-                f"free: they took back at least {w.seconds(least - saved_time)}, "
-                f"{w.percent(1 - saved_time / least)} of what those bytes cost at the peak.")
-    facts["recompute_cost"] = "more"
-    return (text + f"; recomputing saved none of it, so the recomputed `{c['op']}`s cost more than those "
-            "bytes.")
+    facts["recompute_cost"] = "partial" if saved_time > 0 else "more"
+    return (text + (f". Recomputing saved only {w.seconds(saved_time)}" if saved_time > 0 else
+                    "; recomputing saved none of it") +
+            f", so on this device the recomputed `{c['op']}`s were not free; `torch.profiler`, timing each "
+            "chain's kernels, shows where the time went.")
 
 
 def compiled(result, references=()) -> Prose:
@@ -123,25 +122,23 @@ def compiled(result, references=()) -> Prose:
         se = _speed(vs_eager)
         facts["recompute_vs_eager"] = se
         facts["eager_over_recompute"] = vs_eager
-        # fusion alone, no recompute
+        if se == "faster":
+            text += f" Against eager mode the recomputing chain was {w.times(vs_eager)} faster"
+        elif se == "same":
+            text += " Against eager mode the recomputing chain took about as long"
+        else:
+            text += f" Eager mode, though, was {w.times(1 / vs_eager)} faster than the recomputing chain"
+        # fusion without recomputation, measured beside it
         fused = _speed(rows["eager"]["min_seconds"] / save["min_seconds"]) if save else None
         facts["save_all_vs_eager"] = fused
-        if se == "faster" and fused in (None, "faster"):
-            text += (f" Against eager mode it was {w.times(vs_eager)} faster: the compiler fuses the whole chain "
-                     "into one forward and one backward kernel, and recomputation cuts the bytes those read.")
-        elif se == "faster":
-            text += (f" Against eager mode it was {w.times(vs_eager)} faster, while the compiled chain that saves "
-                     f"everything was {'about as fast as' if fused == 'same' else 'slower than'} eager mode: "
-                     "fusing alone did not pay here, and the gain came from the recomputation, which leaves "
-                     "fewer bytes to write and read back.")
-        elif se == "same":
-            text += " Against eager mode it took about as long."
+        if save:
+            f = rows["eager"]["min_seconds"] / save["min_seconds"]
+            text += ("; the compiled chain that saves everything was " +
+                     (f"{w.times(f)} faster than eager mode." if fused == "faster" else
+                      f"about as fast as eager mode ({w.number(1 / f)} times its time)." if fused == "same" else
+                      f"slower than eager mode ({w.number(1 / f)} times its time)."))
         else:
-            fits = c["n"] * 4 * 2 <= c["cache"]
-            text += (f" Eager mode, though, was {w.times(1 / vs_eager)} faster than it: " +
-                     (f"this chain's arrays ({_bytes(c['n'] * 4)} each) fit in the cache, so eager mode's extra "
-                      "passes over them are cheap, and the compiled code does not win them back."
-                      if fits else "the compiled kernels are slower than eager's library kernels on this device."))
+            text += "."
     return with_references(Prose(text, facts), references, "this comparison", _reference_chain)
 
 

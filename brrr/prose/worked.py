@@ -125,16 +125,25 @@ def tiny_add(n: int, fixed_cost: float, dev, library: str = "numpy") -> Prose:
 
 @needs_measurements
 def add_crossover(fixed_cost: float, dev) -> Prose:
-    """The size at which an add's bytes, at the peak bandwidth, take as long as its fixed cost."""
+    """The size at which an add's bytes, at the peak bandwidth, take as long as its fixed cost, and how long a
+    call of that size should take there (:func:`_combined`)."""
     here, ref = roofs(dev)
     n, n_ref = (max(1, round(fixed_cost * r.peak_bandwidth / 12)) for r in (here, ref))
+    t = fixed_cost if dev.on_gpu else 2 * fixed_cost
     text = (f"The work equals the fixed cost where 12n bytes / bandwidth = {w.seconds(fixed_cost)}: n = fixed cost × "
             f"{w.rate(here.peak_bandwidth, 'B/s')} / 12 = **{w.integer(n)} elements** ({w.size(12 * n)} moved). "
-            f"There a call should take twice the fixed cost, **{w.seconds(2 * fixed_cost)}**.\n\nOn the reference "
-            f"{ref.name}, with the same fixed cost, n = {w.integer(n_ref)}: a GPU's bandwidth is so high that its "
-            "calls stay overhead-bound to far larger sizes.")
-    return Prose(text, {"problem": "crossover", "seconds": 2 * fixed_cost, "n": n, "nbytes": 12 * n,
-                        "cache_bytes": dev.l2_bytes, "bound": False})
+            f"{_combined(dev, 'a call', t)}\n\nOn the reference {ref.name}, with the same fixed cost, n = "
+            f"{w.integer(n_ref)}.")
+    return Prose(text, {"problem": "crossover", "seconds": t, "n": n, "nbytes": 12 * n,
+                        "cache_bytes": dev.l2_bytes, "bound": False, "overlapped": dev.on_gpu})
+
+
+def _combined(dev, what: str, t: float) -> str:
+    """How the fixed cost and the work combine where they are equal, and so how long ``what`` should take."""
+    return (f"On a GPU, calls made back to back overlap the two (the host issues the next while the GPU runs these), "
+            f"so {what} should take about the larger, the fixed cost itself: **{w.seconds(t)}**." if dev.on_gpu else
+            f"On a CPU one thread issues the calls and does the work, so the two add: {what} should take about twice "
+            f"the fixed cost, **{w.seconds(t)}**.")
 
 
 def _cpu_threads() -> int:
@@ -144,20 +153,24 @@ def _cpu_threads() -> int:
 
 
 def batch_to_amortise(t1: float, width: int, depth: int, dev, threads=None) -> Prose:
-    """The batch at which an MLP's work, by the roofline, equals its batch-1 time ``t1``. ``threads``: PyTorch's
-    CPU threads in the sweep that measured ``t1`` (None: all); on a CPU the peak FLOP/s, measured on all its
-    threads, is scaled to that share, so that the prediction holds PyTorch to the threads the check runs on."""
+    """The batch at which an MLP's work equals its batch-1 time ``t1``: by the roofline, each kernel's own bound,
+    summed, since they run one after another. ``threads``: PyTorch's CPU threads in the sweep that measured ``t1``
+    (None: all); on a CPU the peak FLOP/s, measured on all its threads, is scaled to that share. The pass there
+    should take about ``t1`` on a GPU, where the host's cost and the kernels' overlap, and ``2 t1`` on a CPU."""
     here, ref = roofs(dev)
     flops, weights, acts = 2 * depth * width ** 2, 4 * depth * (width * width + width), 16 * depth * width
     share = min(1.0, threads / _cpu_threads()) if threads and not dev.on_gpu else 1.0
     peak = share * here.peak_flops
 
-    def batch(peak_flops, bandwidth):   # where the roofline work, max(FLOPs / peak, bytes / bandwidth), reaches t1
-        return max(2, round(min(t1 * peak_flops / flops, (t1 * bandwidth - weights) / acts)))
+    def batch(peak_flops, bandwidth):   # the work per pass is the larger of two lines in the batch: each Linear
+        per_sample = flops / peak_flops + acts / 2 / bandwidth   # at the peak plus each ReLU's bytes, or every
+        return max(2, round(min(t1 / per_sample, (t1 * bandwidth - weights) / acts)))   # kernel's bytes
     b, b_ref = batch(peak, here.peak_bandwidth), batch(ref.peak_flops, ref.peak_bandwidth)
+    t = t1 if dev.on_gpu else 2 * t1
     text = (f"Per sample the {depth} layers do {depth} × 2 × {width}² = {w.integer(flops)} FLOPs and move "
             f"{w.size(acts)} of activations (each Linear and each ReLU reads and writes {width} floats), and each "
-            "pass reads the weights once. ")
+            "pass reads the weights once. Each kernel's least time is its FLOPs at the peak or its bytes at the "
+            "bandwidth, whichever is longer, and the kernels run one after another, so the pass's work is the sum. ")
     if share < 1:
         text += (f"The sweep held PyTorch to {w.spelled(threads)} of this CPU's {_cpu_threads()} threads, while its "
                  f"peak, {w.rate(here.peak_flops)}, was measured on all of them: split evenly, "
@@ -165,17 +178,18 @@ def batch_to_amortise(t1: float, width: int, depth: int, dev, threads=None) -> P
                  "rate and the peak bandwidth")
     else:
         text += "At this device's peaks"
-    text += (f" that work reaches the batch-1 time of {w.seconds(t1)} at a batch of about **{w.integer(b)}**, where "
-             f"a pass should take **{w.seconds(2 * t1)}**.\n\nOn the reference {ref.name}, were its fixed costs "
-             f"the same, that batch would be {w.integer(b_ref)}: the faster the device, the larger the batch it "
-             "needs before the work sets the time.")
-    return Prose(text, {"problem": "batch", "seconds": 2 * t1, "batch": b, "on_gpu": dev.on_gpu, "bound": False,
-                        "threads": threads if share < 1 else None, "peak_share": share})
+    text += (f" that work reaches the batch-1 time of {w.seconds(t1)} at a batch of about **{w.integer(b)}**. "
+             + _combined(dev, "the pass there", t)
+             + f"\n\nOn the reference {ref.name}, were its fixed costs the same, that batch would be "
+             f"{w.integer(b_ref)}.")
+    return Prose(text, {"problem": "batch", "seconds": t, "batch": b, "on_gpu": dev.on_gpu, "bound": False,
+                        "threads": threads if share < 1 else None, "peak_share": share, "batch_1": t1})
 
 
 _BEAT = ("on a CPU the peak is itself a measurement, which this run beat (a measured roof, not a hardware "
          "limit)")
-_NOISE = "calls of microseconds are sensitive to what else the machine is doing, and the sweep ran at another moment"
+_AGAIN = ("this is a second timing of the call the sweep timed, and nothing here measures why the two differ; "
+          "timing them side by side, interleaved, as the table of one call does, shows whether the difference repeats")
 REASONS = {  # problem: (why slower, why faster; None: the arrays were in the caches, or the CPU's peak was beaten)
     "matmul": ("the peak assumes every arithmetic unit busy on every cycle (on a GPU, at its highest boost "
                "clock), and a real matmul reaches only part of it: the next section measures how much, at each n",
@@ -183,9 +197,11 @@ REASONS = {  # problem: (why slower, why faster; None: the arrays were in the ca
     "copy": ("no real copy reaches the peak bandwidth: it is the most the memory can move, not what a copy gets", None),
     "triad": ("no real kernel reaches the peak bandwidth, and on a CPU an ordinary store also reads the line it writes "
               "(write-allocate), a trip the 12 bytes leave out", None),
-    "tiny add": (_NOISE, _NOISE),
-    "crossover": ("a call this short does not reach the peak bandwidth it assumed", None),
-    "batch": ("the layers' small matmuls reach only part of the peak FLOP/s the prediction assumed",
+    "tiny add": (_AGAIN, _AGAIN),
+    "crossover": ("the prediction assumed the peak bandwidth, and the size sweep's linear part shows the bandwidth "
+                  "this library's add reached", None),
+    "batch": ("the prediction assumed every kernel at its roof; timing each layer alone at this batch "
+              "(`brrr.bench`) shows which fell short",
               "part of the batch-1 time was not a fixed cost after all"),
 }
 
@@ -212,8 +228,6 @@ def _why(f: dict, slower: bool) -> str:
         text += (f", and {w.spelled(f['threads'])} thread's even share of a peak measured on all of them is only "
                  "an estimate" if f["threads"] == 1 else
                  f", and {f['threads']} threads' even share of a peak measured on all of them is only an estimate")
-    elif f["problem"] == "batch" and not slower and f["on_gpu"]:
-        text += ", or the GPU's work ran while the host issued the next calls"
     return text
 
 
@@ -337,16 +351,24 @@ def two_ops_check(matvec, matmul, answer: Prose, dev, fixed_cost: float = None) 
                          not dev.on_gpu)
     if far or some:
         shortest = min(times[name] for name, share in shares.items() if share < w.ON_ROOF)
-        fixed_matters = fixed_cost is None or fixed_cost >= FIXED_MATTERS * shortest
+        # a fixed cost longer than the call cannot be inside the call's timing: the two are
+        # different clocks (on a GPU the call is timed on the GPU's, the fixed cost on the host's)
+        longer = fixed_cost is not None and fixed_cost >= shortest
+        fixed_matters = fixed_cost is None or FIXED_MATTERS * shortest <= fixed_cost < shortest
+        which = "that" if len(far + some) == 1 else "the shorter"
         where = " and ".join(([f"far below for {w.listing(far)}"] if far else []) +
                              ([f"below for {w.listing(some)}"] if some else []) +
                              ([f"near for {w.listing(close)}"] if close else []))
         end = (f"{where}. The roofline leaves out what can account for a run below its roof: "
                + ("the fixed cost of a call, and " if fixed_matters else "")
                + "arithmetic units or memory channels left idle"
-               + ("" if fixed_matters else f" (not the fixed cost of a call: its {w.seconds(fixed_cost)} is "
-                  f"{w.percent(fixed_cost / shortest)} of {'that' if len(far + some) == 1 else 'the shorter'} "
-                  "call's time)")
+               + ("" if fixed_matters else
+                  f" (not the fixed cost of a call: its {w.seconds(fixed_cost)}, timed on the host, is longer than "
+                  f"the {w.seconds(shortest)} {which} call took, so it is not in that timing"
+                  + ("; `brrr.bench` times a GPU's call on the GPU's own clock, which does not see the host's cost "
+                     "of issuing it)" if dev.on_gpu else ")") if longer else
+                  f" (not the fixed cost of a call: its {w.seconds(fixed_cost)} is "
+                  f"{w.percent(fixed_cost / shortest)} of {which} call's time)")
                + f".{_shaky(matvec, matmul)}")
         outcome = "far" if far else "below"
     else:   # near: those above their roof are said so in the same sentence, each named once

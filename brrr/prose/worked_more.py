@@ -11,19 +11,20 @@ from . import Prose, needs_measurements
 from . import words as w
 from . import worked
 from .worked import NEAR_ROOF, WITHIN, _s, _shaky, roofs
-from .worked_networks import _DEPENDENT, _few_samples, convolutions, ops, within
+from .worked_networks import _few_samples, convolutions, ops, within
 
 check = worked.check   # the check the chapters call from here
 
 REASONS = {  # problem: (why slower, why faster; None: the caches, or the CPU's peak was beaten)
     "fma chain": ("the peak counts a fused multiply-add as two FLOPs done by one instruction, while brrr's "
-                  "kernels, on the CPU and the GPU alike, keep the multiply and the add apart (so that they round "
-                  "as NumPy does): two instructions a link where the peak assumes one, which costs up to half the "
-                  "peak, less on cores that issue multiplies and adds on separate pipes" + _DEPENDENT, None),
+                  "kernels on a CPU keep the multiply and the add apart (so that they round as NumPy does): two "
+                  "instructions a link where the peak assumes one, which costs up to half the peak", None),
+    "ffma chain": ("the peak assumes a fused multiply-add on every unit on every cycle, at the highest boost clock; "
+                   "a profiler such as Nsight Compute shows what share of this kernel's instructions were FMAs and "
+                   "at what clock it ran", None),
     "softmax": ("a softmax passes over each row more than once (its maximum, the sum of its exponentials, the "
-                "division) and computes an exponential per element, many instructions on a CPU, where the count "
-                "has one read and one write; each call also pays a fixed cost (Chapter 3), and other programs on "
-                "the machine take their share", None),
+                "division) and computes an exponential per element, where the count has one read and one write; "
+                "each call also pays a fixed cost (Chapter 3)", None),
 }
 
 
@@ -36,11 +37,10 @@ def _softmax_reasons(t: float, fixed_cost) -> tuple:
         return slower, faster
     head = slower.split("; each call")[0]
     if fixed_cost >= worked.FIXED_MATTERS * t:
-        return (f"{head}; a call this short also pays a fixed cost ({w.seconds(fixed_cost)}, Chapter 3, "
-                f"{w.percent(fixed_cost / t)} of the least time), and other programs on the machine take their "
-                "share"), faster
-    return (f"{head}, and other programs on the machine take their share (a call's fixed cost, "
-            f"{w.seconds(fixed_cost)}, is only {w.percent(fixed_cost / t)} of even the least time)"), faster
+        return (f"{head}; a call this short also pays a fixed cost ({w.seconds(fixed_cost)} as this page measured it, "
+                f"{w.percent(fixed_cost / t)} of the least time)"), faster
+    return (f"{head} (a call's fixed cost, {w.seconds(fixed_cost)} as this page measured it, is only "
+            f"{w.percent(fixed_cost / t)} of even the least time)"), faster
 
 
 def _replayed_reasons(t: float, replay_floor: float, cpu: bool) -> tuple:
@@ -115,7 +115,8 @@ def fma_cap(n: int, dev) -> Prose:
             f"{w.integer(flops)} FLOPs, which take at least **{w.seconds(t)}** at the peak.\n\nOn the reference "
             f"{ref.name} (ridge {w.number(ref.ridge)}) the cap is at k = {w.integer(k_ref)}, and " + there
             + _reference_mul_chain())
-    return Prose(text, {"problem": "fma chain", "reasons": REASONS["fma chain"], "seconds": t, "k": k,
+    reasons = REASONS["ffma chain" if dev.on_gpu else "fma chain"]   # op="ffma": one FFMA a link on a GPU only
+    return Prose(text, {"problem": "fma chain", "reasons": reasons, "seconds": t, "k": k,
                         "k_cap": k_cap, "nbytes": 8 * n, "cache_bytes": dev.l2_bytes})
 
 
@@ -318,8 +319,8 @@ def softmax_row(batch: int, heads: int, seq: int, dev, fixed_cost: float = None,
             f"each once and writes each once, {w.size(nbytes)}, and brrr counts {per} FLOPs per element (the "
             f"maximum, a subtraction, an exponential, the sum, a division): {w.integer(flops)} FLOPs, "
             f"{w.number(intensity)} FLOP/byte. Against this device's ridge of {w.number(here.ridge)} it is "
-            + (f"{regime} by its bytes and FLOPs, at least **{w.seconds(t)}** of work; but a call's fixed cost here, "
-               f"{w.seconds(fixed_cost)}, is longer still, so by the chapter's rule the call is **overhead-bound**. "
+            + (f"{regime} by its bytes and FLOPs, at least **{w.seconds(t)}** of work; but the fixed cost of a call "
+               f"measured with the profile, {w.seconds(fixed_cost)}, is longer still, so by the chapter's rule the call is **overhead-bound**. "
                if called else f"**{regime}**, at least **{w.seconds(t)}**. ")
             + (f"At best it reaches {w.number(intensity)} × {w.rate(here.peak_bandwidth, 'B/s')} = "
                f"{w.rate(intensity * here.peak_bandwidth)}, {w.times(here.ridge / intensity)} fewer FLOP/s than the "
