@@ -14,6 +14,17 @@ def settings_read_afresh():
     config.reread()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def one_device_measurement_for_every_grading_batch(tmp_path_factory):
+    """Every `brrr grade` batch of the session copies one measurement of the device (the first
+    batch makes it) instead of measuring again: tests of grading are not about measuring."""
+    import os
+    from brrr.grade.batch import DEVICE_DIR_ENV
+    os.environ[DEVICE_DIR_ENV] = str(tmp_path_factory.mktemp("grading-device"))
+    yield
+    os.environ.pop(DEVICE_DIR_ENV, None)
+
+
 def pytest_collection_modifyitems(config, items):
     import brrr
     if brrr.device().backend == "cuda":

@@ -120,6 +120,13 @@ def test_untouched_detection():
     cell["source"] = "# my answer\n" + "".join(cell["source"])
     assert not g.is_untouched(nb, REAL_BLANK)
     assert not g.is_untouched(nb, None)
+    with open(REAL_BLANK, encoding="utf-8") as f:
+        added = json.load(f)       # the answers in a cell the student added: not a blank
+    added["cells"].append({"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                           "source": "flops_small = 2 * 64 * 256 * 32"})
+    assert not g.is_untouched(added, REAL_BLANK)
+    added["cells"][-1]["source"] = "   "     # an empty cell added changes nothing
+    assert g.is_untouched(added, REAL_BLANK)
 
 
 def test_answers_cross_as_data_only():
@@ -561,3 +568,26 @@ def test_the_runner_keeps_what_a_kernel_sends_small(tmp_path):
     assert files and not any(str(out) in f for f in files), files
     assert answers["done"] == 1 and status["executed"] == 4
     assert len(status["errors"]) == 1 and len(status["errors"][0]) < 400
+
+
+def test_batches_share_one_device_measurement_when_asked(tmp_path, monkeypatch):
+    """With BRRR_GRADE_DEVICE_DIR set, the first batch measures and later ones copy (issue 25:
+    each batch measured again, about 5 GB of memory each time on a large-cache machine)."""
+    calls = []
+
+    def fake_measure(folder):
+        calls.append(folder)
+        os.makedirs(os.path.join(folder, "cache"), exist_ok=True)
+        with open(os.path.join(folder, "device.json"), "w") as f:
+            json.dump({"name": "measured once"}, f)
+        return os.path.join(folder, "device.json"), os.path.join(folder, "cache")
+
+    monkeypatch.setattr(batch_module, "_measure_into", fake_measure)
+    monkeypatch.setenv(batch_module.DEVICE_DIR_ENV, str(tmp_path / "kept"))
+    for name in ("one", "two", "three"):
+        record, cache = batch_module._measure_device(str(tmp_path / name))
+        assert json.load(open(record)) == {"name": "measured once"} and os.path.isdir(cache)
+    assert calls == [str(tmp_path / "kept")]
+    monkeypatch.delenv(batch_module.DEVICE_DIR_ENV)
+    batch_module._measure_device(str(tmp_path / "four"))
+    assert calls[-1] == str(tmp_path / "four")       # unset: every batch measures its own

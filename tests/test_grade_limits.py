@@ -7,6 +7,7 @@ still grades the honest notebook beside it, leaving no process behind.
 import csv
 import json
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,7 @@ def test_a_stopped_watch_never_fires(tmp_path):
 
 def test_the_limits_step_refuses_a_malformed_command(capsys):
     assert limits.main(["bubblewrap", "/bin/true"]) == 2
+    assert limits.main(["bubblewrap", "--", "/bin/true"]) == 2     # no identity
     assert "usage" in capsys.readouterr().err
 
 
@@ -126,7 +128,7 @@ def test_the_sandbox_bounds_processes_file_sizes_and_tmp():
     assert seen["tmp_bytes"] <= limits.TMP_BYTES
     assert 0 < seen["children"] < limits.MAX_TASKS, "the process limit did not hold"
     if os.geteuid() == 0:
-        assert seen["uid"] == limits.NOBODY and int(seen["caps"], 16) == 0
+        assert seen["uid"] == limits.NOBODY and int(seen["caps"], 16) == 0   # wrap without an identity
 
 
 BOMB = '''import os
@@ -175,3 +177,38 @@ def test_the_instructor_guide_states_the_limits_the_code_sets():
     assert f"| {format_bytes(limits.MAX_FILE_BYTES)} (every level)" in table
     assert f"a private {format_bytes(limits.TMP_BYTES)} in memory" in table
     assert f"{format_bytes(limits.FOLDER_BYTES)} on disk and {limits.FOLDER_FILES:,} files" in table
+
+
+KEYRINGS = """
+import ctypes, json, os, platform
+number = {"x86_64": 250, "aarch64": 219}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+session = libc.syscall(number, 0, -3, 0)      # KEYCTL_GET_KEYRING_ID of the session keyring
+print(json.dumps({"uid": os.getuid(), "session": session}), flush=True)
+"""
+
+
+@pytest.mark.slow
+@needs_bwrap
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="keyctl's number is unknown here")
+def test_each_sandbox_has_its_own_identity_and_session_keyring():
+    """A fork bomb in one batch once failed an honest submission of another (one `nobody` for all),
+    and a key one submission wrote was read by a later one."""
+    import ctypes
+    grader_session = ctypes.CDLL(None).syscall({"x86_64": 250, "aarch64": 219}[platform.machine()], 0, -3, 0)
+    seen = []
+    for _ in range(2):
+        work = tempfile.mkdtemp(prefix="brrr-identity-")
+        try:
+            identity = limits.sandbox_id()
+            sandbox.hand_over(work, identity)
+            proc = subprocess.run(sandbox.wrap([sys.executable, "-c", KEYRINGS], work, sandbox.kernel_env(work),
+                                               "bubblewrap", identity), capture_output=True, text=True, timeout=120)
+            assert proc.returncode == 0, proc.stderr
+            seen.append((identity, json.loads(proc.stdout.strip().splitlines()[-1])))
+        finally:
+            subprocess.run(["rm", "-rf", work])
+    (first_id, first), (second_id, second) = seen
+    assert first["session"] != grader_session and second["session"] != first["session"]
+    if os.geteuid() == 0:
+        assert (first["uid"], second["uid"]) == (first_id, second_id) and first_id != second_id

@@ -42,3 +42,60 @@ def within(value, reference, factor: float) -> bool:
     except (TypeError, ValueError):
         return False
     return value > 0 and reference > 0 and reference / factor <= value <= reference * factor
+
+
+# --- givens: what a test checks before it compares anything -----------------------------
+# A student's notebook defines the sizes and inputs an exercise gives, so a test that compares
+# an answer with a formula of them must first check them: with n = inf, `abs(x - k n^3) <= eps k n^3`
+# is `inf <= inf`, and a loop over an empty dict checks nothing.
+
+def whole(name: str, value) -> int:
+    """``value`` as a positive whole number (a size the exercise gives), or AssertionError naming it."""
+    import numbers
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value > 0
+    assert ok, f"{name} is a size the exercise gives: a positive whole number, not {value!r:.40}"
+    return int(value)
+
+
+def positive(name: str, value) -> float:
+    """``value`` as a finite number above zero, or AssertionError naming it."""
+    import math
+    import numbers
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    assert ok, f"{name} should be a finite number above zero, not {value!r:.40}"
+    return float(value)
+
+
+def filled(name: str, value, keys=None, least: int = 1):
+    """``value`` as a container of at least ``least`` items that holds every one of ``keys``
+    (a dict's keys), or AssertionError naming it."""
+    try:
+        size = len(value)
+    except TypeError:
+        size = -1
+    assert size >= least, f"{name} should hold at least {least} item{'s' * (least != 1)}, not {value!r:.60}"
+    if keys is not None:
+        missing = [k for k in keys if k not in value]
+        assert not missing, f"{name} lacks {', '.join(map(repr, missing[:5]))}"
+    return value
+
+
+RATE_SLACK = 2.0   # a timing may claim at most this many times the grading device's float32 peak
+
+
+def measured(name: str, timing, flops: float = 0.0):
+    """``timing`` as a brrr Timing whose median is a time a real call can take (at least
+    :data:`brrr.timing.MIN_GRAPH_CALL_SECONDS`) and, for a call of ``flops`` FLOPs, a rate the
+    grading device can reach (at most :data:`RATE_SLACK` times its float32 peak); else
+    AssertionError naming it."""
+    import math
+    from ..timing import MIN_GRAPH_CALL_SECONDS, Timing
+    assert isinstance(timing, Timing), f"{name} should be the Timing that brrr.bench returns"
+    median = timing.median
+    assert math.isfinite(median) and median >= MIN_GRAPH_CALL_SECONDS, (
+        f"{name} has a median of {median!r:.20}, less than any call takes")
+    if flops:
+        peak = float(grader_device()["peak_flops"])
+        assert flops / median <= RATE_SLACK * peak, (
+            f"{name} claims {flops / median:.3g} FLOP/s, over {RATE_SLACK:g} times this device's peak of {peak:.3g}")
+    return timing

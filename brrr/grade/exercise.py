@@ -99,12 +99,18 @@ def find_exercise(exercise: str) -> Exercise:
 
 def answers_of(nb: dict) -> list:
     """The source of every answer cell, in order."""
-    out = []
-    for cell in nb.get("cells", []):
-        if ANSWER_TAG in cell.get("metadata", {}).get("tags", []):
-            source = cell.get("source", "")
-            out.append("".join(source) if isinstance(source, list) else source)
-    return out
+    return [_source(cell) for cell in nb.get("cells", []) if ANSWER_TAG in cell.get("metadata", {}).get("tags", [])]
+
+
+def code_of(nb: dict) -> list:
+    """The source of every code cell that holds any code, stripped, in order."""
+    sources = (_source(cell).strip() for cell in nb.get("cells", []) if cell.get("cell_type") == "code")
+    return [s for s in sources if s]
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def read_submission(path: str):
@@ -129,10 +135,10 @@ def read_submission(path: str):
 
 
 def is_untouched(nb: dict, blank_path: Optional[str]) -> bool:
-    """True when every answer cell still reads as in the blank exercise."""
+    """True when every code cell still reads as in the blank exercise (none added, none changed)."""
     if blank_path is None:
         return False
     with open(blank_path, encoding="utf-8") as f:
         blank = json.load(f)
-    mine, theirs = answers_of(nb), answers_of(blank)
-    return bool(theirs) and [s.strip() for s in mine] == [s.strip() for s in theirs]
+    # every code cell, not only the tagged answer cells: answers may sit in cells a student added
+    return bool(answers_of(blank)) and code_of(nb) == code_of(blank)

@@ -13,7 +13,7 @@
 
 The limits are set inside the sandbox, just before the kernel starts::
 
-    python -I .../brrr/grade/limits.py LEVEL -- KERNEL_ARGV...
+    python -I .../brrr/grade/limits.py LEVEL IDENTITY -- KERNEL_ARGV...
 """
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ import os
 import sys
 import threading
 
-NOBODY = 65534                # user and group that sandboxes of a root grader run as
+NOBODY = 65534                # the user and group of a sandbox given no identity of its own
+SANDBOX_IDS = (1 << 20, 1 << 30)  # a root grader runs each sandbox as a random id of this range,
+                                  # which no account has: processes and keyrings are per user
 MAX_TASKS = 1024              # processes and threads in one sandbox
 MAX_FILE_BYTES = 1 << 30      # bytes in any one file a submission writes
 TMP_BYTES = 1 << 30           # bytes of its private /tmp
@@ -47,22 +49,43 @@ def _lower(which: int, value: int) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def apply(level: str) -> None:
-    """Set this process's limits (inherited by everything it starts) for isolation ``level``."""
+def sandbox_id() -> int:
+    """A user and group id for one sandbox of a root grader: random in :data:`SANDBOX_IDS`, so
+    that sandboxes, even of concurrent batches, do not share a process count or a user keyring."""
+    import secrets
+    return SANDBOX_IDS[0] + secrets.randbelow(SANDBOX_IDS[1] - SANDBOX_IDS[0])
+
+
+def _new_session_keyring() -> None:
+    """Join a new, empty session keyring (``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``), so no
+    key of the grader's session, or of an earlier sandbox, is reachable; nothing where the
+    system call is unknown."""
+    import ctypes
+    import platform
+    number = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
+    if number is not None:
+        ctypes.CDLL(None, use_errno=True).syscall(number, 1, None)
+
+
+def apply(level: str, identity: int = NOBODY) -> None:
+    """Set this process's limits (inherited by everything it starts) for isolation ``level``;
+    a root grader's sandbox becomes the user and group ``identity``."""
     import resource
     _lower(resource.RLIMIT_FSIZE, MAX_FILE_BYTES)
+    _new_session_keyring()
     if level == "bubblewrap":
         _lower(resource.RLIMIT_NPROC, MAX_TASKS)
         if os.geteuid() == 0:
             os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)  # from root to another user: every capability is dropped
+            os.setgid(identity)
+            os.setuid(identity)  # from root to another user: every capability is dropped
 
 
-def command(level: str, argv: list) -> list:
-    """``argv`` preceded by what sets the limits of ``level`` and then becomes ``argv``: this
-    file, run by its path (no package import, so it starts in milliseconds)."""
-    return [sys.executable, "-I", os.path.abspath(__file__), level, "--"] + list(argv)
+def command(level: str, argv: list, identity: int = NOBODY) -> list:
+    """``argv`` preceded by what sets the limits of ``level`` and then becomes ``argv`` (as the
+    user ``identity`` under a root grader): this file, run by its path (no package import, so it
+    starts in milliseconds)."""
+    return [sys.executable, "-I", os.path.abspath(__file__), level, str(identity), "--"] + list(argv)
 
 
 def folder_usage(path: str, max_entries: int = FOLDER_FILES) -> tuple:
@@ -125,11 +148,11 @@ class FolderWatch(threading.Thread):
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) < 3 or argv[1] != "--":
-        print("usage: python limits.py LEVEL -- ARGV...", file=sys.stderr)
+    if len(argv) < 4 or argv[2] != "--" or not argv[1].isdigit():
+        print("usage: python limits.py LEVEL IDENTITY -- ARGV...", file=sys.stderr)
         return 2
-    apply(argv[0])
-    os.execv(argv[2], argv[2:])
+    apply(argv[0], int(argv[1]))
+    os.execv(argv[3], argv[3:])
     return 127  # not reached
 
 

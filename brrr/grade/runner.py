@@ -8,7 +8,7 @@ folder the kernel cannot see, so when a cell hangs (the kernel is killed, not in
 a notebook can ignore SIGINT) or the whole run is stopped, the answers given before still
 count.
 
-    python -m brrr.grade.runner NOTEBOOK WORKDIR OUTDIR CELL_TIMEOUT LEVEL
+    python -m brrr.grade.runner NOTEBOOK WORKDIR OUTDIR CELL_TIMEOUT LEVEL [IDENTITY]
 """
 from __future__ import annotations
 
@@ -28,18 +28,19 @@ MAX_TRACEBACK_LINES = 20
 MAX_MESSAGE_BYTES = 32 << 20       # a larger message from the kernel drops its connection
 
 
-def _kernel_manager(workdir: str, level: str):
-    """A kernel manager whose kernel runs at ``level``, talking over sockets in ``workdir``."""
+def _kernel_manager(workdir: str, level: str, identity: int):
+    """A kernel manager whose kernel runs at ``level`` as ``identity``, talking over sockets in
+    ``workdir``."""
     from jupyter_client.manager import AsyncKernelManager
 
     class SandboxedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):
             argv = super().format_kernel_cmd(extra_arguments)
-            return sandbox.wrap(argv, workdir, sandbox.kernel_env(workdir), level)
+            return sandbox.wrap(argv, workdir, sandbox.kernel_env(workdir), level, identity)
 
         def write_connection_file(self, **kwargs):
             super().write_connection_file(**kwargs)
-            sandbox.hand_over(self.connection_file)  # the kernel must read it
+            sandbox.hand_over(self.connection_file, identity)  # the kernel must read it
 
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             # no descriptor of the grader's: its log is this process's stdout and stderr
@@ -48,7 +49,7 @@ def _kernel_manager(workdir: str, level: str):
 
     sockets = os.path.join(workdir, ".kernel")
     os.makedirs(sockets, exist_ok=True)
-    sandbox.hand_over(sockets)
+    sandbox.hand_over(sockets, identity)
     km = SandboxedKernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"),
                                 connection_file=os.path.join(sockets, "connection.json"))
     import zmq
@@ -79,8 +80,10 @@ def _errors_only_client():
     return ErrorsOnlyClient
 
 
-def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: str) -> dict:
-    """Execute ``notebook`` in ``workdir``; snapshots and status go to ``outdir``."""
+def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: str,
+        identity: int = limits.NOBODY) -> dict:
+    """Execute ``notebook`` in ``workdir`` (its kernel as ``identity`` under a root grader);
+    snapshots and status go to ``outdir``."""
     import nbformat
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
@@ -90,7 +93,7 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
               "kernel_died": False, "over_limit": "", "snapshot_failures": 0, "level": level}
     snapshot_path, status_path = os.path.join(outdir, "snapshot.json"), os.path.join(outdir, "status.json")
     write_text(status_path, json.dumps(status))
-    km = _kernel_manager(workdir, level)
+    km = _kernel_manager(workdir, level, identity)
     client = _errors_only_client()(nb, km=km, timeout=cell_timeout, allow_errors=True, interrupt_on_timeout=False,
                             kernel_name="python3", resources={"metadata": {"path": workdir}},
                             startup_timeout=120)
@@ -153,10 +156,12 @@ def _snapshot(client, path: str) -> bool:
 
 
 def main(argv=None) -> int:
-    notebook, workdir, outdir, cell_timeout, level = (argv if argv is not None else sys.argv[1:])[:5]
+    args = list(argv if argv is not None else sys.argv[1:])
+    notebook, workdir, outdir, cell_timeout, level = args[:5]
+    identity = int(args[5]) if len(args) > 5 else limits.NOBODY
     sandbox.become_subreaper()
     try:
-        run(notebook, workdir, outdir, float(cell_timeout), level)
+        run(notebook, workdir, outdir, float(cell_timeout), level, identity)
     finally:
         sandbox.kill_descendants()
     return 0

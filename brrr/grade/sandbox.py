@@ -93,27 +93,28 @@ def readonly_paths() -> list:
     return out
 
 
-def wrap(argv: list, workdir: str, env: dict, level: str) -> list:
+def wrap(argv: list, workdir: str, env: dict, level: str, identity: int = limits.NOBODY) -> list:
     """The command that runs ``argv`` at isolation ``level`` with ``workdir`` as its folder,
-    under the limits of ``brrr.grade.limits`` (give the folder away first: :func:`hand_over`)."""
-    argv = limits.command(level, argv)
+    under the limits of ``brrr.grade.limits``, as the user ``identity`` under a root grader
+    (give the folder away first: :func:`hand_over`)."""
+    argv = limits.command(level, argv, identity)
     if level == "none":
         return argv
     return _bwrap_command(argv, workdir, env)
 
 
-def hand_over(path: str) -> None:
+def hand_over(path: str, identity: int = limits.NOBODY) -> None:
     """Give ``path`` (a submission's folder with everything in it, or one file) to the user its
-    sandbox runs as: ``nobody`` when the grader is root (see ``brrr.grade.limits``), else
+    sandbox runs as, ``identity``, when the grader is root (see ``brrr.grade.limits``); else
     nothing to do."""
     if os.geteuid() != 0:
         return
-    os.chown(path, limits.NOBODY, limits.NOBODY, follow_symlinks=False)
+    os.chown(path, identity, identity, follow_symlinks=False)
     if not os.path.isdir(path) or os.path.islink(path):
         return
     for folder, dirs, files in os.walk(path):
         for name in dirs + files:
-            os.chown(os.path.join(folder, name), limits.NOBODY, limits.NOBODY, follow_symlinks=False)
+            os.chown(os.path.join(folder, name), identity, identity, follow_symlinks=False)
     # bwrap enters it as root without capabilities, so as an "other" user
     os.chmod(path, os.stat(path).st_mode | 0o711)
 

@@ -8,6 +8,8 @@ points = None
 @test_case(points=1, hidden=False)
 def test_timing(t_mm, n_mm):
     import brrr
+    from brrr.grade.context import measured, whole
+    measured('t_mm', t_mm, 2 * whole('n_mm', n_mm) ** 3)
     assert isinstance(t_mm, brrr.Timing), 't_mm should be the Timing that brrr.bench returns'
     assert t_mm.flops is not None and abs(t_mm.flops - 2 * n_mm ** 3) <= 1e-09 * 2 * n_mm ** 3, 'time matmul_call(n_mm) and pass flops=flops_mm to brrr.bench'
 

@@ -7,6 +7,8 @@ points = None
 
 @test_case(points=1, hidden=False)
 def test_timing(t_tiny):
+    from brrr.grade.context import measured
+    measured('t_tiny', t_tiny)
     import brrr
     assert isinstance(t_tiny, brrr.Timing), 't_tiny should be the Timing brrr.bench returns'
     assert t_tiny.mode == 'hot' and t_tiny.backend == 'cpu', "use cache='hot' and backend='cpu'"

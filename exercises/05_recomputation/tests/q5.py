@@ -7,6 +7,9 @@ points = None
 
 @test_case(points=1, hidden=False)
 def test_timings(t_plain, t_ckpt):
+    from brrr.grade.context import measured
+    measured('t_plain', t_plain)
+    measured('t_ckpt', t_ckpt)
     import brrr
     assert isinstance(t_plain, brrr.Timing) and isinstance(t_ckpt, brrr.Timing), "keep brrr.bench's Timings"
 

@@ -7,6 +7,9 @@ points = None
 
 @test_case(points=1, hidden=False)
 def test_format(proj_intensity_one, proj_intensity_eight, proj_seconds_per_token_one, proj_seconds_per_token_eight, t_one, t_eight, seconds_per_token_one, seconds_per_token_eight, batching_speedup):
+    from brrr.grade.context import measured
+    measured('t_one', t_one)
+    measured('t_eight', t_eight)
     import numbers
     import brrr
     for value in (proj_intensity_one, proj_intensity_eight, proj_seconds_per_token_one, proj_seconds_per_token_eight, seconds_per_token_one, seconds_per_token_eight, batching_speedup):

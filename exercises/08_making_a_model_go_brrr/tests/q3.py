@@ -7,6 +7,9 @@ points = None
 
 @test_case(points=1, hidden=False)
 def test_format(t_small, t_large, seconds_per_token_small, seconds_per_token_large, mfu_small, mfu_large, roofline_fraction_small, roofline_fraction_large, batching_speedup):
+    from brrr.grade.context import measured
+    measured('t_small', t_small)
+    measured('t_large', t_large)
     import numbers
     import brrr
     assert isinstance(t_small, brrr.Timing) and isinstance(t_large, brrr.Timing), 't_small and t_large are what brrr.bench returns'

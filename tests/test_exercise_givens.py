@@ -1,0 +1,66 @@
+"""No hidden or public test of any exercise passes on nothing (issue 23, class 7): every test case,
+called with one degenerate value for all of its arguments (inf, nan, 0, -1, empty containers,
+None, an empty string), fails. A test that compares an answer with a formula of the givens
+checks the givens first (brrr.grade.context: whole, positive, filled)."""
+import glob
+import inspect
+import math
+import os
+import warnings
+import zipfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ZIPS = sorted(glob.glob(os.path.join(ROOT, "exercises", "*", "*-autograder.zip")))
+DEGENERATE = [math.inf, -math.inf, math.nan, 0, -1.0, [], {}, (), None, ""]
+
+
+def _cases(archive, folder):
+    from otter.nbmeta_config import NBMetadataConfig
+    from otter.test_files import create_test_file
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(folder)
+    for path in sorted(glob.glob(os.path.join(folder, "tests", "*.py"))):
+        test = create_test_file(path, NBMetadataConfig())
+        for case in test.test_cases:
+            yield f"{test.name}/{case.body.test_func.__name__}", case.body.test_func
+
+
+def test_every_exercise_has_an_autograder():
+    assert len(ZIPS) == 8
+
+
+@pytest.mark.parametrize("archive", ZIPS, ids=[os.path.basename(z).split("-")[0] for z in ZIPS])
+def test_no_test_case_passes_on_degenerate_values(archive, tmp_path, monkeypatch):
+    monkeypatch.setenv("BRRR_QUICK", "1")
+    passed = []
+    for name, fn in _cases(archive, str(tmp_path)):
+        params = list(inspect.signature(fn).parameters)
+        assert params, f"{name} checks no answer"
+        for value in DEGENERATE:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    fn(**{p: value for p in params})
+                except Exception:  # noqa: BLE001 - any failure is what a degenerate answer should get
+                    continue
+            passed.append(f"{name}({value!r})")
+    assert not passed, f"test cases that pass on degenerate values: {passed}"
+
+
+def test_a_timing_faster_than_the_grading_device_is_refused(monkeypatch):
+    """Timings claiming 10^9 times the CPU's peak once passed."""
+    import brrr
+    from brrr.grade import context
+    monkeypatch.setattr(context, "grader_device", lambda: {"peak_flops": 1e11, "peak_bandwidth": 1e10})
+    honest = brrr.Timing(samples=[1e-3, 1.1e-3, 1.2e-3], floor=1e-8, backend="cpu", mode="flush")
+    assert context.measured("t", honest, flops=1e7) is honest          # 1e10 FLOP/s
+    forged = brrr.Timing(samples=[1e-6], floor=1e-8, backend="cpu", mode="flush")     # 1e13 FLOP/s
+    with pytest.raises(AssertionError, match="over 2 times this device's peak"):
+        context.measured("t", forged, flops=1e7)
+    instant = brrr.Timing(samples=[1e-12], floor=1e-8, backend="cpu", mode="flush")
+    with pytest.raises(AssertionError, match="less than any call takes"):
+        context.measured("t", instant)
+    with pytest.raises(AssertionError, match="should be the Timing"):
+        context.measured("t", {"median": 1.0}, flops=1e7)
