@@ -166,6 +166,19 @@ def operator_calls(cfg: GPTConfig, batch: int = 1, seq: int = 16) -> int:
     (views left out: they do no work), the calls that each pay a fixed cost. Counted on PyTorch's
     ``meta`` device (shapes only, no arithmetic) for one and two blocks of ``cfg``'s widths (with a
     small vocabulary: the head is one call whatever its size), and extended to ``cfg.n_layer``."""
+    def count(layers: int) -> int:
+        small = replace(cfg, n_layer=layers, vocab=16, context=max(seq, 1))
+        model = GPT(small, n_init=False).eval().to("meta")
+        idx = torch.zeros((batch, seq), dtype=torch.long, device="meta")
+        with torch.no_grad():
+            return count_operators(lambda: model(idx))
+    one, two = count(1), count(2)
+    return one + (cfg.n_layer - 1) * (two - one)
+
+
+def count_operators(fn) -> int:
+    """ATen operators one call of ``fn`` issues, views left out (they do no work): the calls that
+    each pay a fixed cost."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Count(TorchDispatchMode):
@@ -177,15 +190,9 @@ def operator_calls(cfg: GPTConfig, batch: int = 1, seq: int = 16) -> int:
             self.n += not (func.is_view or "view" in str(func))     # _unsafe_view: a view in all but name
             return func(*args, **(kwargs or {}))
 
-    def count(layers: int) -> int:
-        small = replace(cfg, n_layer=layers, vocab=16, context=max(seq, 1))
-        model = GPT(small, n_init=False).eval().to("meta")
-        idx = torch.zeros((batch, seq), dtype=torch.long, device="meta")
-        with torch.no_grad(), Count() as c:
-            model(idx)
-        return c.n
-    one, two = count(1), count(2)
-    return one + (cfg.n_layer - 1) * (two - one)
+    with Count() as counter:
+        fn()
+    return counter.n
 
 
 def forward_flops(cfg: GPTConfig, batch: int, seq: int) -> dict:

@@ -74,7 +74,7 @@ def test_first_step_overhead_bound_points_to_the_batch():
     p = prose.step(cpu_run(), "eager")
     assert p.facts["outcome"] == "first" and "Against" not in str(p) and "change stays" not in str(p)
     assert "55% of the operators' time in overhead-bound" in str(p)
-    assert "pays the same fixed costs once" in str(p)
+    assert "next step" not in str(p)            # the chapter's text before Step 2 says what a batch does
     assert words.seconds(5e-3) in str(p) and "1% MFU" in str(p).replace("1.0%", "1%")
 
 
@@ -82,27 +82,26 @@ def test_first_step_not_overhead_bound():
     run = cpu_run()
     run.records[0]["regime"], run.records[0]["regime_shares"] = "compute-bound", {"compute-bound": 0.9}
     text = str(prose.step(run, "eager"))
-    assert "share each weight read" in text and "not mostly the cost of issuing calls" not in text   # B2:N1
-    assert "cannot say how much of a whole call's wall-clock time" in text
+    assert "90% of the operators' time in compute-bound operators" in text
+    assert "not mostly the cost of issuing calls" not in text   # B2:N1
 
 
 # --- the batch --------------------------------------------------------------------------------
 
-def test_batch_faster_and_the_cpu_hint_about_bf16():
+def test_batch_faster():
     p = prose.step(cpu_run(native=False), "batch")
     assert p.facts["outcome"] == "faster" and "time per token fell 5 times" in str(p)
     assert "Against eager FP32, the configuration this step changed" in str(p)
-    assert "shared by many more tokens" in str(p) and "The change stays." in str(p)
-    assert "this CPU has none, so expect it to be slower here" in str(p)
+    assert "The change stays." in str(p)
+    assert "shared by many more tokens" not in str(p)     # a mechanism the step did not measure
 
 
 def test_batch_not_faster_and_the_gpu_hint():
     run = gpu_run()
     run.records[1]["seconds_per_token"] = 1e-4
     p = prose.step(decide_again(run), "batch")
-    assert p.facts["outcome"] == "same" and "barely moved" in str(p) and "did not pay here" in str(p)
+    assert p.facts["outcome"] == "same" and "barely moved" in str(p) and "did not pay here" not in str(p)
     assert "It was not slower, so the change stays." in str(p)
-    assert "a higher roof for the compute-bound ones" in str(p)
     run.records[1]["seconds_per_token"] = 2e-4
     p = prose.step(decide_again(run), "batch")
     assert p.facts["outcome"] == "slower" and not p.facts["kept"]
@@ -130,14 +129,15 @@ def test_autocast_slower_on_a_cpu_without_bf16_instructions():
 def test_autocast_slower_elsewhere():
     for native in (True, None):
         text = str(prose.step(cpu_run(native=native), "autocast"))
-        assert "casts autocast inserts" in text and "dot-product" not in text
+        assert "casts autocast inserts" in text
+        assert ("has bfloat16 dot-product instructions" in text) == bool(native)
+    assert "casts autocast inserts" not in str(prose.step(cpu_run(native=False), "autocast"))
 
 
 def test_autocast_faster_on_a_gpu_and_on_a_cpu():
     p = prose.step(gpu_run(), "autocast")
-    assert p.facts["outcome"] == "faster" and "tensor cores" in str(p)
+    assert p.facts["outcome"] == "faster" and "dot-product" not in str(p)
     assert "halves the bytes of every activation" not in str(p)      # review 07_08 item 5: autocast keeps fp32
-    assert "keeps softmax, LayerNorm and the residual stream in float32" in str(p)
     assert "which held 50% of this time" in str(p)          # compile's hint: the memory-bound share, stated
     text = str(prose.step(cpu_run(autocast=0.5e-3, native=True), "autocast"))
     assert "dot-product instructions" in text
@@ -151,8 +151,8 @@ def test_autocast_about_the_same():
 
 # --- compile ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("per_token, outcome, words_", [(0.8e-3, "faster", "does not show how much of the gain"),
-                                                       (6e-3, "slower", "does not promise a speed-up"),
+@pytest.mark.parametrize("per_token, outcome, words_", [(0.8e-3, "faster", "lists the kernels it ran"),
+                                                       (6e-3, "slower", "lists the kernels it ran"),
                                                        (1.05e-3, "same", "barely moved")])
 def test_compile(per_token, outcome, words_):
     p = prose.step(cpu_run(compile_=per_token), "compile")
@@ -162,7 +162,6 @@ def test_compile(per_token, outcome, words_):
         assert "no profile of its own" in str(p) and p.facts["kept"]
     else:                                                    # undone: the hint is the batch step's
         assert "builds on large batch again" in str(p) and "compiler starts from" not in str(p)
-    assert "on this machine it is skipped" in str(p)         # the next step, graphs, on a CPU
 
 
 def test_compile_and_graphs_name_no_cause_the_page_did_not_measure():
@@ -179,7 +178,7 @@ def test_compile_without_a_compile_time_and_the_gpu_graphs_hint():
     run = gpu_run()
     run.records[3]["compile_seconds"] = None
     text = str(prose.step(run, "compile"))
-    assert "Compiling took" not in text and "a remedy for overhead" in text
+    assert "Compiling took" not in text and "no profile of its own" in text
 
 
 # --- CUDA graphs ------------------------------------------------------------------------------
@@ -192,8 +191,7 @@ def test_graphs_skipped_on_a_cpu():
 
 def test_graphs_on_a_gpu():
     p = prose.step(gpu_run(graphs=0.4e-6), "graphs")
-    assert p.facts["outcome"] == "faster" and "one recorded graph" in str(p)
-    assert "never writes the sequence × sequence" in str(p)  # the hint for sdpa
+    assert p.facts["outcome"] == "faster" and "were not what set" not in str(p)
     assert "were not what set" in str(prose.step(gpu_run(graphs=0.7e-6), "graphs"))
 
 
@@ -209,18 +207,12 @@ def test_sdpa_outcomes_and_the_attention_share():
     share = prose.attention_share(cpu_run())
     assert 0 < share < 0.2
     faster = prose.step(cpu_run(sdpa=0.5e-3), "sdpa")
-    assert faster.facts["outcome"] == "faster" and "tile by tile" in str(faster) and words.percent(share) in str(faster)
+    assert faster.facts["outcome"] == "faster" and words.percent(share) in str(faster)
+    assert "the masked half too" in str(faster)              # what the step's MFU counts
     assert "Its profile" not in str(faster)                  # the last step has no next step to argue for
     slower = str(prose.step(cpu_run(sdpa=4e-3), "sdpa"))         # against the batch step, kept at 1 ms
-    assert "fast low-precision arithmetic" in slower and "more than attention's share" in slower
-    assert "more than attention's share" not in str(prose.step(cpu_run(sdpa=1.3e-3), "sdpa"))
-    run = gpu_run()
-    run.records[-1]["seconds_per_token"] = 2e-6
-    assert "at a short sequence the scores are small" in str(prose.step(run, "sdpa"))
-    rose = str(prose.step(cpu_run(sdpa=1.05e-3), "sdpa"))                 # B2:N7: what the kernel wins back
-    assert "changed little here (the time per token rose 5%)" in rose and "a small part of the work" not in rose
-    saved = str(prose.step(cpu_run(sdpa=0.95e-3), "sdpa"))
-    assert "saved little here (5% of the time per token)" in saved and "only the scores' trips" in saved
+    assert "torch.profiler" in slower and "low-precision arithmetic" not in slower   # no unmeasured cause
+    assert "torch.profiler" not in str(prose.step(cpu_run(sdpa=1.05e-3), "sdpa"))
 
 
 def test_noisy_samples_are_said():

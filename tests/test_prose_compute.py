@@ -69,8 +69,6 @@ def test_spec_ratios_state_the_range_and_the_exceptions():
         models = sorted(g.split("RTX ")[1][:4] for g in small)
         assert f"the {words.spelled(len(small))} GeForce RTX cards ({models[0]} to {models[-1]})" in text
         assert "NVIDIA GeForce" not in text
-    assert "spec sheets: 4 on the L4, A10, L40S and RTX A6000; 8 on the T4." in text and "in between" not in text
-    assert "V100" not in p.facts["between"] and "A100" not in p.facts["between"]
     assert ("half the rate" in text) == all("GeForce" in g for g in frame[frame["ratio"] <= 2.5]["GPU"])
     one = frame[frame["ratio"] >= 10]
     assert "GeForce" not in str(prose.spec_ratios(one)) and "small ratios" not in str(prose.spec_ratios(one))
@@ -320,7 +318,6 @@ def test_mfu_reference_paragraph():
     ref = mfu_run({1: 0.0003, 256: 0.05, 4096: 0.6}, device=H100, reference=True)
     t = str(prose.mfu(live, [ref]))
     assert "On the reference NVIDIA H100 80GB HBM3" in t and "batch 4,096, this run at batch 16" in t
-    assert "takes far more rows" in t
 
 
 # --- elementwise against matmul --------------------------------------------------------------
@@ -365,7 +362,7 @@ def test_elementwise_gap(runs):
             assert p.facts["outcome"] == "chain faster" and close_to(1 / ratio, text)
         else:
             assert p.facts["outcome"] == "about the same"
-        assert "no separate unit for float32 matmuls" in text
+        assert "The spec sheets' gap is a GPU's" in text
         assert close_to(chain["gflops"] / by["elementwise x * 2"]["gflops"], x2_text)
     if run.meta.get("spec_gap") and "matmul FP16 tensor cores" in by:
         assert close_to(run.meta["gap"], text) and close_to(run.meta["spec_gap"], text)

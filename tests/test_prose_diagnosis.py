@@ -88,7 +88,8 @@ def check_regimes(t, text):
     floor = t.attrs["replay_floor_seconds"]
     assert words.seconds(floor) in text
     if floor > prose.FLOOR_FACTOR * o:
-        assert "must come back from DRAM" in text
+        assert "the fixed cost of a call timed back to back. No row can measure less" in text
+        assert "DRAM" not in text.split("Each row is timed")[1].split("\n\n")[0]   # no cause the page did not time
     elif floor < o / (1 + words.SAME):
         assert "less than the fixed cost of a call" in text
     else:
@@ -137,13 +138,10 @@ def test_bert(runs):
     t = as_frame(runs["profile_bert"])
     text = first(prose.bert(t, reference.load("profile_bert")))
     flops, secs, rate, g = three_classes(t)
-    for value in (100 * flops["matmul"], 100 * secs["matmul"], 100 * secs["normalisation"],
-                  100 * secs["elementwise"]):
+    for value in (100 * flops["matmul"], 100 * secs["matmul"]):   # the other classes: in the table beside
         assert close_to(value, text, 0.01)
     norm_gap, ew_gap = rate["matmul"] / rate["normalisation"], rate["matmul"] / rate["elementwise"]
-    assert close_to(norm_gap, text, 0.01) and close_to(ew_gap, text, 0.01)
-    for published in ("99.8%", "61%", "25.5%", "13.5%", "250×", "700×"):
-        assert published in text
+    assert "published: 99.8% and 61%" in text
     mm_time = secs["matmul"]
     if flops["matmul"] > 0.99 and mm_time <= 0.8:
         assert "This run reproduces the published shape" in text
@@ -164,8 +162,7 @@ def test_bert(runs):
     assert "ridge at 139 FLOP/byte" in text               # the V100's, 125 TFLOP/s FP16 over 900 GB/s
     s = t.attrs["summary"]
     assert close_to(s["peak_flops_float32"] / s["peak_bandwidth"], text, 0.01)   # float32 matmuls on a CPU
-    running_slow = "the matmuls running further below their roof than the small operators"
-    assert (running_slow in text) == (mm_eff < small_eff / (1 + words.SAME))
+    assert "moved time" not in text                   # no verdict the rows do not measure
     assert "further below their peak" not in text
     at_roof = g.flops / roofs
     assert close_to(at_roof["matmul"] / at_roof["normalisation"], text, 0.01)
@@ -262,7 +259,7 @@ def test_batches(runs):
     a, z = recs[0], recs[-1]
     gain = a["seconds_per_token"] / z["seconds_per_token"]
     tokens = z["tokens"] / a["tokens"]
-    assert f"{a['overhead_ops']} of the {a['ops']} rows" in text and f"{z['overhead_ops']} of {z['ops']}" in text
+    assert f"{a['overhead_ops']} of the {a['ops']} rows" not in text      # the table beside shows them
     assert words.seconds(a["model_seconds"]) in text and words.seconds(z["model_seconds"]) in text
     if gain > tokens * (1 + words.SAME):
         assert "more than the tokens grew" in text
@@ -363,7 +360,7 @@ def test_slow_rows_that_draw_random_numbers():
                              f"`bernoulli_.float` ({words.percent(share)} of the summed replayed time, at "
                              f"{words.percent(eff)} of its roof).")
     assert "draws dropout's random mask" in str(p) and "brrr counts 1 FLOP per element" in str(p)
-    assert "the label memory-bound" in str(p) and "save its bytes, not that work" in str(p)
+    assert "the label memory-bound" in str(p)
     assert "ran far below" in str(prose.regimes(t))       # the regimes paragraph carries it
     other = diagnosis_regimes.slow_rows(slow_block("uniform_", 40e-6, module="init"))
     assert "`uniform_` draws random numbers." in str(other)
@@ -376,7 +373,8 @@ def test_slow_rows_made_of_the_replay_floor_or_of_something_else():
     assert floor.facts["slow_rows"][0][3] == "floor"
     assert f"The rows of `clone` averaged less than twice the replay floor of {words.seconds(30e-6)}" in str(floor)
     other = diagnosis_regimes.slow_rows(slow_block("clone", 40e-6))
-    assert other.facts["slow_rows"][0][3] == "other" and "a kernel that does not vectorise" in str(other)
+    assert other.facts["slow_rows"][0][3] == "other" and "`torch.profiler` lists the kernel it ran" in str(other)
+    assert "vectorise" not in str(other)                   # no cause the page did not measure
     assert "bytes of `clone`, and something it leaves out holds it back" in str(other)
     two = slow_block("clone", 40e-6)
     two = made_table(two.to_dict("records") + [dict(op="bernoulli_.float", category="elementwise", flops=2.5e5,
@@ -420,9 +418,9 @@ def test_bert_shape_wordings():
     assert "does not reproduce the published shape" in not_shape
     # FLOP/s gaps far above the published ones, with a replay floor that is most of the small rows' time
     big = prose.bert(bert_like(0.001, 0.5, 0.5, floor=0.3))
-    assert "gaps are larger than published: part of the small operators' time" in str(big)
-    assert big.facts["share_outcome"] == "less: explained" and "the replay floor (see above; 60% of" in str(big)
-    assert "gaps are larger than published." in str(prose.bert(bert_like(0.001, 0.5, 0.5)))
+    assert "gaps are larger than published." in str(big)
+    assert "The replay floor (see above) makes 60% of the small operators' replayed time." in str(big)
+    assert "replay floor (see above)" not in str(prose.bert(bert_like(0.001, 0.5, 0.5)))
 
 
 def share_facts(mm_time, ridge=5.0, mm_eff=0.7, small_eff=0.7, floor_share=0.0):
@@ -430,26 +428,19 @@ def share_facts(mm_time, ridge=5.0, mm_eff=0.7, small_eff=0.7, floor_share=0.0):
             "small_eff": small_eff, "floor_share": floor_share}
 
 
-@pytest.mark.parametrize("facts, outcome, said", [
-    (share_facts(0.8), "more: explained", "The lower ridge of these matmuls moved time towards the matmuls."),
-    (share_facts(0.8, mm_eff=0.3), "more: explained", "The lower ridge of these matmuls, and the matmuls running further "
-                                                      "below their roof than the small operators, moved time towards"),
-    (share_facts(0.8, small_eff=0.2, floor_share=0.3), "more: explained",
-     "moved time towards the matmuls; the small operators running further below their roofs than the matmuls, "
-     "and the replay floor (see above; 30% of the small operators' replayed time), moved some of it back."),
-    (share_facts(0.8, ridge=139), "more: unexplained", "Neither the ridge nor the efficiencies"),
-    (share_facts(0.4, small_eff=0.2), "less: explained", "; the lower ridge of these matmuls moved some of it back."),
-    (share_facts(0.4, ridge=500), "less: explained", "The higher ridge of these matmuls moved time away from the matmuls."),
-    (share_facts(0.4), "less: unexplained", "Nothing here moved time away from the matmuls"),
-    (share_facts(0.6, small_eff=0.2), "close: cancel", "pull in opposite ways and roughly cancel"),
-    (share_facts(0.6), "close: one way", "would move time towards the matmuls, yet their share is close"),
-    (share_facts(0.6, ridge=139), "close: nothing", "Nothing here moves the share far from the paper's."),
+@pytest.mark.parametrize("facts, said", [
+    (share_facts(0.8), "FLOP/byte, 28 times lower."),
+    (share_facts(0.4, ridge=500), "FLOP/byte, 3.6 times higher."),
+    (share_facts(0.6, ridge=139), "FLOP/byte, about the same."),
 ])
-def test_what_moved_the_matmuls_share(facts, outcome, said):
-    text, got = diagnosis_models._why_share(facts)
-    assert got == outcome and said in text
-    assert "further below their peak" not in text         # review B:S1: no claim the data do not make
+def test_what_sets_the_matmuls_share(facts, said):
+    text = diagnosis_models._why_share(facts)
+    assert said in text and "moved" not in text           # review B:S1: no claim the data do not make
+    assert "further below their peak" not in text
     assert f"at {words.percent(facts['mm_eff'])} of their roof" in text
+    assert f"at {words.percent(facts['small_eff'])} of theirs" in text
+    assert ("replay floor" in text) == (facts["floor_share"] > diagnosis_models.FLOOR_SHARE)
+    assert "30% of the small operators'" in diagnosis_models._why_share(share_facts(0.6, floor_share=0.3))
 
 
 def test_the_gaps_against_the_published_ones():
@@ -488,11 +479,10 @@ def test_compile_wordings():
     assert faster.facts["outcome"] == "faster" and "2.5 times as fast" in str(faster)
     assert "not all of the gain is fusion" not in str(faster)      # that sentence is about a CPU
     same = prose.compile_outcome(made_compile(1e-3, 1.05e-3), t)       # fusable rows: 11 of 20 us
-    assert same.facts["outcome"] == "same, large budget" and "did no better" not in str(same)   # B2:N6
-    assert "although the rows fusion could shorten held 55% of the replayed time" in str(same)
-    t.loc[t.op == "addmm", "seconds"] = 99e-6                        # now 11 of 110 us
-    small = prose.compile_outcome(made_compile(1e-3, 1.05e-3), t)
-    assert small.facts["outcome"] == "same" and "held only 10% of the replayed time" in str(small)
+    assert same.facts["outcome"] == "same" and "did no better" not in str(same)   # B2:N6
+    assert "55% of all rows" in str(same) and "about the same." in str(same)
+    slower = prose.compile_outcome(made_compile(1e-3, 2e-3), t)
+    assert slower.facts["outcome"] == "slower" and "`torch.profiler` lists the kernels" in str(slower)
     ref = made_compile(1e-3, 0.5e-3)
     ref.meta["reference"] = True
     assert "On the reference Test GPU" in str(prose.compile_outcome(made_compile(1e-3), t, [ref]))
@@ -532,7 +522,7 @@ def test_precision_wordings():
     assert "up to 10 times as fast" in str(gpu) and "half the bytes" in str(gpu)
     cpu = {**GPU, "backend": "cpu"}
     slow = prose.precision(made_precision(1e-3, 2e-3, roof16=1e-3, device=cpu, native=False))
-    assert slow.facts["outcome"] == "slower" and "the conversion costs time" in str(slow)
+    assert slow.facts["outcome"] == "slower" and "convert every element to float32" in str(slow)
     assert "expected no faster matmuls" in str(slow)
     fast = prose.precision(made_precision(1e-3, 0.9e-3, roof16=1e-3, device=cpu, native=True))
     assert "has bfloat16 dot-product instructions" in str(fast)

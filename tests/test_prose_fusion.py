@@ -410,7 +410,7 @@ def test_epilogue_branches():
     assert "about as fast as eager mode" in str(folded)
     slower = prose.epilogue(_epilogue(["extern_kernels.mm", "cpp_fused_add_relu_0"], eager=5e-3, compiled=10e-3))
     assert slower.facts["outcome"] == "slower" and "2 times slower than eager mode" in str(slower)
-    assert "library path" in str(slower)
+    assert "library path" not in str(slower) and "noisy" not in str(slower)   # no cause the page did not measure
     noisy = prose.epilogue(_epilogue(["extern_kernels.mm", "cpp_fused_add_relu_0"], eager=5e-3, compiled=10e-3,
                                      iqr=3e-3))
     assert "timings were noisy" in str(noisy)
@@ -460,7 +460,7 @@ def test_bend_at_and_after_the_line():
     # the same bend with a fused kernel four times slower, far below the peak: the arithmetic is not blamed
     text, b = prose._bend_sentence(prose.curve(run((1, 8, 16, 32, 64), 16, slow=4), "brrr"), "brrr.kernels (Numba)")
     assert b["outcome"] == "at" and "where the model puts it. At k = 32, though" in text
-    assert "does not explain this bend" in text and "its least time at that ceiling (the roofline's own bound, at the full peak, is lower)" in text
+    assert "does not explain this bend" in text
     text, b = prose._bend_sentence(prose.curve(run((1, 16, 64, 128, 256), 128), "brrr"), "brrr.kernels (Numba)")
     assert b["outcome"] == "after" and "only after k = 28" in text
 

@@ -41,7 +41,7 @@ def test_slower_with_more_threads():
     text, facts = text_of(run([(1, 12.0), (2, 8.0)]))            # no load average recorded
     assert facts["outcome"] == "slower"
     assert "More parallelism made the copy slower: 2 threads moved 8 GB/s, against 12 GB/s for one thread" in text
-    assert "busy with other programs, a thread" in text and "cannot show the latency-bound part" in text
+    assert "This run does not show why; rerunning the sweep shows whether it repeats." in text
     assert "load average" not in text
 
 
@@ -55,13 +55,13 @@ def test_slower_on_a_busy_cpu_gives_the_load():
 def test_slower_on_a_quiet_cpu_is_not_blamed_on_others():
     text, _ = text_of(run([(1, 12.0), (2, 8.0)], load=1.5, cpus=2))
     assert "Other programs do not explain it: the load average" in text and "was 1.5 on two CPUs." in text
-    assert "share one path to memory" in text and "cannot show the latency-bound part" not in text
+    assert "cannot show the latency-bound part" not in text
 
 
 def test_slower_on_a_gpu():
     text, facts = text_of(run([(1, 12.0), (2, 8.0)], device=GPU, load=30.0))
     assert facts["outcome"] == "slower"
-    assert "On a GPU more blocks only add requests in flight" in text and "load average" not in text
+    assert "This run does not show why" in text and "load average" not in text
 
 
 def test_no_gain_near_the_roof():
@@ -74,24 +74,23 @@ def test_no_gain_near_the_roof():
 def test_no_gain_far_below_the_roof():
     text, facts = text_of(run([(1, 5.0), (2, 5.2)], load=9.0))
     assert facts["outcome"] == "no gain"
-    assert "still far below the roof" in text and "other cores were busy: the load average" in text
+    assert "still far below the roof, and while it ran the load average" in text
     text, _ = text_of(run([(1, 5.0), (2, 5.2)], load=0.5))
-    assert "this run does not show why they did not" in text and "other cores were busy" not in text
+    assert "this run does not show why more did not help" in text and "load average" not in text
 
 
 def test_still_rising_on_a_two_core_cpu():
     text, facts = text_of(run([(1, 8.0), (2, 14.0)]))
     assert facts["outcome"] == "still rising" and facts["flat_at"] is None
-    assert ("The bandwidth grew from one thread to two threads (14 GB/s, 70% of the measured DRAM bandwidth), "
+    assert ("The bandwidth grew from one thread to 2 threads (14 GB/s, 70% of the measured DRAM bandwidth), "
             "the largest count" in text)
     assert "at every step" not in text       # one step is not "every step"
-    assert "With only two threads available here, one per core" in text
 
 
 def test_still_rising_on_a_gpu_says_nothing_about_cores():
     text, facts = text_of(run([(1, 10.0), (2, 20.0), (4, 40.0)], device=GPU, sm_count=2))
     assert facts["outcome"] == "still rising"
-    assert "one per core" not in text and "4 blocks (2 per SM)" in text
+    assert "at every step, up to 4 blocks (2 per SM)" in text
 
 
 def test_saturates_on_a_gpu():
@@ -115,11 +114,9 @@ def test_falls_back():
     text, facts = text_of(run([(1, 6.0), (2, 12.0), (4, 8.0)]))
     assert facts["outcome"] == "falls back"
     assert "rose from 6 GB/s with one thread to 12 GB/s with 2 threads, then fell back to 8 GB/s" in text
-    assert "competed with each other." in text                       # no load average: no blame
+    assert "the extra workers gained nothing." in text                # no load average: no blame
     text, _ = text_of(run([(1, 6.0), (2, 12.0), (4, 8.0)], load=5.0))
-    assert "and with the other programs on this machine: the load average" in text
-    text, _ = text_of(run([(1, 6.0), (2, 12.0), (4, 8.0)], device=GPU))
-    assert "for the memory system" in text
+    assert "gained nothing, while the load average" in text
 
 
 # --- the roof and Little's law ----------------------------------------------------------------
@@ -180,7 +177,7 @@ def test_a_thread_near_the_roof_once_its_extra_reads_count():
     text, _ = text_of(with_stores(run([(1, 13.0), (2, 14.2)])))
     assert "about 19.5 GB/s of traffic, 98% of the roof" in text
     text, _ = text_of(with_stores(run([(1, 16.0), (2, 16.5)])))            # 24 GB/s of traffic: above the roof
-    assert "about 24 GB/s of traffic, 120% of the roof" in text
+    assert "about 24 GB/s of traffic, 120% of the roof, above it: the roof is one copy measured once" in text
     # 2 threads' 16.5 x 1.5 = 24.8 GB/s is above the 20 GB/s roof, but a gain under 10% is no gain
     assert "the roof is one thread's copy" not in text
     text, _ = text_of(with_stores(run([(1, 8.0), (2, 16.0)])))
@@ -196,7 +193,7 @@ def test_a_roof_with_ordinary_stores_changes_nothing():
 
 def test_stores_not_recorded_on_a_cpu():
     text, _ = text_of(run([(1, 10.0), (2, 12.0)]))
-    assert "The roof is itself a copy by one thread (NumPy's)" in text and "did not record" in text
+    assert "store" not in text          # nothing recorded of the stores: nothing said of them
     text, _ = text_of(with_stores(run([(1, 100.0), (2, 200.0)], device=GPU)))
     assert "NumPy" not in text and "streaming" not in text
 

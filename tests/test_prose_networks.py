@@ -174,7 +174,6 @@ def test_reuse_names_the_extremes(table8):
     assert all(close_to(table8.loc[n, "activation_reuse"], text, 0.01) for n in order[:2] + order[-3:])
     paper = list(table8.sort_values("activation_reuse (paper)", ascending=False).index)
     assert ("in the same order" in text) == (order == paper)
-    assert close_to(table8["weight_reuse"].min(), text, 0.01) and close_to(table8["weight_reuse"].max(), text, 0.01)
 
 
 def test_reuse_when_the_paper_ranks_differently(table8):
@@ -332,7 +331,7 @@ def test_conv_measurements_above_the_roof():
     text = str(p)
     assert p.facts["above_roof"] == ["standard", "depthwise"]
     assert "The standard convolution measured 1.5 times" in text
-    assert "the measured roof understates this machine for convolutions" in text
+    assert "one NumPy (BLAS) matmul's, which PyTorch's convolutions beat" in text
     assert "The depthwise convolution measured 2 times" in text and "one NumPy copy (a single thread)" in text
     assert "cache, so part of the traffic can come from cache" in text
     assert "still reached a larger share of its roof" in text
@@ -390,4 +389,4 @@ def test_conv_measurements_flat_times(backend):
     assert p.facts["flat"] and "saving" not in p.facts
     assert "All 4 took between 70 ms and 80 ms per call" in text
     assert "libraries optimise" not in text
-    assert ("PyTorch's worker threads" in text) == (backend == "cpu")
+    assert "worker threads" not in text and "say little about the layers" in text   # no cause it did not measure

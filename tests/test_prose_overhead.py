@@ -193,7 +193,6 @@ def test_time_vs_size_wordings():
     assert "PyTorch on the GPU cost 5 µs per call against NumPy's 602 ns on the CPU" in text
     text = str(prose.time_vs_size(cpu_sweep(lambda n: 1e-6 + 1e-9 * n), [gpu]))
     assert "On the reference NVIDIA H100 80GB HBM3" in text and "PyTorch on the GPU cost 5 µs" in text
-    assert "small models on big GPUs" in text
     assert "issued in blocks" in str(prose.fixed_cost(gpu))
 
 
@@ -252,10 +251,10 @@ def test_call_overhead_wordings():
     assert "On the reference NVIDIA H100 80GB HBM3" in text and "kernel launch" in text
     assert "That allocation is the cost the size sweep's fixed cost leaves out" in text
     assert "That allocation is the cost the size sweep's fixed cost leaves out" in str(prose.call_overhead(gpu))
-    # A new output cheaper than out=, clear of the spread: preallocating did not help, and the text says why.
+    # A new output cheaper than out=, clear of the spread: preallocating did not help (the page does not measure why).
     cheaper = str(prose.call_overhead(cpu_calls(new=(1.9e-6, 1.85e-6, 1.92e-6), ch7=(3.0e-6, 2.85e-6, 3.05e-6))))
     assert "made the call cost 100 ns less" in cheaper and "did not make PyTorch's call cheaper" in cheaper
-    assert "whether it must be resized" in cheaper and "leaves out" not in cheaper
+    assert "leaves out" not in cheaper
     noise = str(prose.call_overhead(cpu_calls(new=(2.0e-6, 1.9e-6, 2.1e-6), ch7=(3.0e-6, 2.85e-6, 3.05e-6))))
     assert "did not make" not in noise and "leaves out" not in noise
 
@@ -303,10 +302,6 @@ def test_reduce_overhead(runs):
     if not run.records:
         assert text.startswith("This run had no CUDA GPU")
         assert ("there is no figure either" in text) == (not refs)
-        if not refs:
-            assert f"its own work on {run.meta['size']:,} elements" in text   # the experiment's size, not a guess
-            torch = independent_curve(runs["time_vs_size"], "torch")[0]
-            assert words.seconds(torch) in text and words.seconds(20 * torch) in text
     else:
         t = {r["variant"]: r["seconds"] for r in run.records}
         assert close_to(t["eager"] / t["CUDA graph"], text, 0.051) or "not overhead-bound" in text
@@ -331,10 +326,8 @@ def test_reduce_overhead_wordings():
     empty = Result("reduce_overhead_demo", [], {"device": CPU, "n_ops": 20, "size": 1024})
     text = str(prose.reduce_overhead(empty, [gpu]))
     assert "The figure shows the reference GPU's run instead" in text and "4 times faster" in text
-    alone = str(prose.reduce_overhead(empty))   # no GPU, no reference: no figure, and the model's prediction
-    assert "there is no figure either" in alone and "its own work on 1,024 elements" in alone
-    unsized = str(prose.reduce_overhead(Result("reduce_overhead_demo", [], {"device": CPU, "n_ops": 20})))
-    assert "its own work on a handful of elements" in unsized
+    alone = str(prose.reduce_overhead(empty))   # no GPU, no reference: no figure
+    assert "there is no figure either" in alone
 
 
 # --- double the batch --------------------------------------------------------------------------

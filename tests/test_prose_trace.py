@@ -62,8 +62,6 @@ def test_a_cpu_run_without_reference_says_so_and_what_a_gpu_would_show():
     assert p.facts["gpu"] == "no GPU" and p.facts["references"] == 0
     assert "no second lane" in p.text
     assert "No reference GPU run of this trace ships" in p.text
-    assert "What a GPU would show, by the model" in p.text
-    assert "15 µs per top-level operator" in p.text        # span 30 µs over two operators
 
 
 @pytest.mark.parametrize("fixed, outcome", [(5 * US, "rest near the fixed cost"),

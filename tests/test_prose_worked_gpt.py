@@ -62,7 +62,7 @@ def test_check_of_a_call_gives_the_reasons():
     slow = wg.check(Timing(samples=[20 * t] * 5, floor=1e-7, backend="cpu", mode="flush", warnings=NOISY), answer)
     assert slow.facts["outcome"] == "slower" and "dozens of separate operator calls" in str(slow)
     assert "one perfect kernel" in str(slow) and "each short of its own roof" in str(slow)   # B2:N1: both causes
-    assert "a bound on the whole call cannot say" in str(slow) and "noisy" in str(slow)
+    assert "the profile under Step 1 weighs each operator alone" in str(slow) and "noisy" in str(slow)
     fast = wg.check(t / 3, answer)   # 535 KiB of weights, 32 MiB of cache
     assert fast.facts["outcome"] == "faster" and "fit in the caches" in str(fast)   # A2:C1
     beaten = wg.check(t / 3, wg.eager_call(TINY, 1, 8, FakeDevice(l2=1024)))
@@ -92,8 +92,7 @@ def test_ridge_tokens_already_past_the_ridge_in_one_sequence():
     assert "One sequence of 16 tokens already has that many" in str(p) and "In whole sequences" not in str(p)
     assert "the call is compute-bound" in str(p) and "2 times the least time of a call on one sequence" in str(p)
     slow = str(wg.check(20 * p.facts["seconds"], p))   # past the ridge, one roof binds
-    assert "dozens of separate operator calls" in slow and "both roofs bind" not in slow
-    assert "both roofs bind at once" in str(wg.check(20 * p.facts["seconds"], wg.ridge_tokens(TINY, 8, CPU)))
+    assert "dozens of separate operator calls" in slow and "both roofs bind" not in slow   # no unmeasured cause
 
 
 def test_tokens_check_outcomes():
@@ -185,7 +184,7 @@ def test_attention_check_outcomes():
     assert "10% of the pass's FLOPs in attention's own operators, as the formula says." in str(same)
     assert ("Against the weight matmuls and the head, as the roofline counted, they took 20% of the replayed time "
             "(10% of the whole profile's), close to the roofline's 20%.") in str(same)
-    assert str(same).endswith("Either way, attention took more of the time than of the FLOPs.")
+    assert str(same).endswith("close to the roofline's 20%. Attention took more of the time than of the FLOPs.")
     more = wg.attention_check(table(5.0, 5.0, core_flops=20, other_flops=80), ANSWER)
     assert more.facts["outcome"] == "more" and "more than the roofline's 20%" in str(more) and "lost" not in str(more)
     assert "fixed cost" not in str(more) and "exponentials" not in str(more)       # review 07_08 item 11

@@ -188,26 +188,16 @@ def test_separable_check_outcomes():
     assert same.facts["outcome"] == "as predicted" and "within 1% of the roofline's" in str(same)   # B2:N11
     assert "`standard 3x3` ran at 100%, `depthwise 3x3` ran at 100% and `pointwise 1x1` ran at 100%" in str(same)
     small = wm.separable_check(s, timing(10 * d, NOISY), pw, p)
-    pair_share = (d + pw) / (10 * d + pw)
-    assert small.facts["outcome"] == "smaller" and small.facts["blame"] == ["depthwise 3x3"]
-    assert (f"because the pair ran at {w.percent(pair_share)} of the speed the roofline allows it and the standard "
-            "convolution at 100%: most of the pair's lost time was `depthwise 3x3`'s, "
-            f"{w.seconds(9 * d)} beyond its bound against {w.seconds(0)} for `pointwise 1x1`.") in str(small)
+    assert small.facts["outcome"] == "smaller" and f"less than the roofline's {w.number(p.facts['speedup'])}." in str(small)
     assert small.facts["shares"]["depthwise 3x3"] == pytest.approx(0.1) and "noisy" in str(small)
-    # B2:N3: both halves lost about as much time, so both are named, most seconds first
-    both = wm.separable_check(s, d + pw, 3 * pw, p)        # pointwise lost 2 pw, depthwise 1 pw: half as much
-    assert both.facts["outcome"] == "smaller" and both.facts["blame"] == ["pointwise 1x1", "depthwise 3x3"]
-    assert (f"both halves lost time beyond their bounds, `pointwise 1x1` {w.seconds(2 * pw)} and `depthwise 3x3` "
-            f"{w.seconds(pw)}.") in str(both)
+    assert "`depthwise 3x3` ran at 10%" in str(small)
+    assert f"took {w.percent(10 * d / (10 * d + pw))} of the pair's time" in str(small)
     large = wm.separable_check(3 * s, d, pw, p)
-    assert large.facts["outcome"] == "larger" and large.facts["blame"] == ["standard 3x3"]
-    assert ("because the standard convolution ran at 33% of the speed the roofline allows it and the pair at 100%: "
-            f"`standard 3x3` lost {w.seconds(2 * s)} beyond its bound.") in str(large)
+    assert large.facts["outcome"] == "larger" and "`standard 3x3` ran at 33%" in str(large)
     slower = wm.separable_check(s, s, s, p)   # the pair took twice the standard's time
     assert slower.facts["speedup"] == pytest.approx(0.5) and "0.5 times" not in str(slower)
     assert f"2 times as long, no faster at all, where the roofline predicts {w.number(p.facts['speedup'])} times " \
-           "faster, because the pair ran at" in str(slower)
-    assert f"less than the roofline's {w.number(p.facts['speedup'])}, because" in str(small)
+           "faster." in str(slower)
 
 
 # --- Chapter 7 -----------------------------------------------------------------------------------

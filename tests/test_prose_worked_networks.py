@@ -77,7 +77,7 @@ def test_fusion_cap(dev, k_cap, word):
 def test_check_reasons_for_a_long_fused_chain():
     small, large = wn.fusion_cap(2 ** 10, CPU), wn.fusion_cap(2 ** 26, CPU)
     slow = wn.check(3 * large.facts["seconds"], large, "The chain")
-    assert slow.facts["outcome"] == "slower" and "at most half the peak" in str(slow) and "idle between" in str(slow)
+    assert slow.facts["outcome"] == "slower" and "at most half the peak" in str(slow) and "idle" not in str(slow)
     assert "caches" in str(wn.check(small.facts["seconds"] / 2, small))
     assert "the peak is itself a measurement" in str(wn.check(large.facts["seconds"] / 2, large))
 
@@ -146,7 +146,7 @@ def test_checkpoint_check_says_a_ratio_of_few_samples_is_rough():   # review B:M
     one = Timing(samples=[2.8 * t], floor=1e-7, backend="cpu", mode="hot",
                  warnings=["few samples: only 1 sample fit in the 500 ms budget (min_samples=5), ..."])
     alone = wn.checkpoint_check(timing(2.1 * t), one, p)
-    assert "only one sample of a step" in str(alone) and "nothing shows how much a step varies" in str(alone)
+    assert "only one sample of a step" in str(alone) and "this ratio is rough" in str(alone)
 
 
 def test_checkpoint_cost_writes_the_flops_with_a_prefix():          # review B:C7
@@ -187,7 +187,7 @@ def test_ridge_batch():
     assert small.facts["reference_batch"] is None and "no batch is enough at this n" in str(small)
     with pytest.raises(ValueError, match="too small"):
         wn.ridge_batch(16, CPU)
-    assert "too little work per call" in str(wn.check(5 * p.facts["seconds"], p))
+    assert "`brrr.bench`" in str(wn.check(5 * p.facts["seconds"], p))   # how to test it, not a guessed cause
 
 
 def test_linear_time_and_its_check():

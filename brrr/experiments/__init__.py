@@ -26,3 +26,4 @@ from . import capstone  # chapter 8: brrr.experiments.capstone.run_steps, steps_
 from .diagnosis import compile_remedy, batch_remedy, precision_remedy, low_precision_dtype
 from .dtypes import dtype_roofline
 from .latency import bandwidth_vs_parallelism, load_latency  # chapter 2: latency-bound kernels
+from . import capstone_decode  # chapter 8: brrr.experiments.capstone_decode.decode_sweep, decode_table

@@ -99,70 +99,22 @@ def _gb(gbps: float) -> str:
     return w.rate(gbps * 1e9, "B/s")
 
 
-def _hidden_levels(c: dict) -> str:
-    """Which cache levels run out on the rising part of the curve, where no step can show."""
-    if c["shape"] not in ("rises then falls", "rises"):
-        return ""
-    hidden = sorted((size, name) for name, size in c["caches"].items() if size <= c["peak_size"])
-    if not hidden:
-        return ""
-    names = w.listing(f"{name} ({w.size(size)})" for size, name in hidden)
-    one = len(hidden) == 1
-    return (f" No step shows where the {names} run{'s' if one else ''} out: {'it lies' if one else 'they lie'} "
-            "at or before the peak, on the climb, where a larger copy spreads each call's fixed cost over more "
-            f"bytes, and that climb hides any step of {'its' if one else 'their'} size.")
-
-
-def _passed_levels(c: dict) -> str:
-    """Whether a step shows where each cache level past the peak runs out (those the steepest drop
-    is not already about): a point at most the level's size against the next at twice to eight times it."""
-    window = (c["drop"][0] / 2, c["drop"][1] * 2) if c["drop"] else None
-    text = ""
-    for name, size in sorted(c["caches"].items(), key=lambda kv: kv[1]):
-        if size <= c["peak_size"] or size >= c["last_size"] or (window and window[0] <= size <= window[1]):
-            continue
-        inside = [p for p in c["points"] if size / 4 <= p[0] <= size]
-        outside = [p for p in c["points"] if 2 * size <= p[0] <= 8 * size]
-        if not inside or not outside:
-            continue
-        (a, before), (b, after) = inside[-1], outside[0]
-        if before >= CACHE_STEP * after:
-            text += (f" A step also shows where the {name} ({w.size(size)}) runs out: from {_gb(before)} at "
-                     f"{w.size(a)} to {_gb(after)} at {w.size(b)}.")
-        else:
-            near = [g for s, g in c["points"] if size / 2 <= s <= 4 * size]
-            text += (f" No step shows where the {name} ({w.size(size)}) runs out: from {w.size(size / 2)} to "
-                     f"{w.size(4 * size)} the copy ran between {_gb(min(near))} and {_gb(max(near))}, so the "
-                     f"level after the {name} fed it about as fast as the {name} did.")
-    return text
-
-
 def _shape_sentence(c: dict, subject: str) -> str:
     drop = ""
     if c["drop"]:
         a, b, _ = c["drop"]
-        where = ""
-        if c["level"]:
-            name, cache = c["level"]
-            where = f", around the size of the {name} ({w.size(cache)})"
-            if b < cache:
-                where += (f", before the working set reaches all of it: the {name} is shared with other "
-                          "cores and other programs, so less of it is there for this copy")
+        where = f", around the size of the {c['level'][0]} ({w.size(c['level'][1])})" if c["level"] else ""
         drop = f" It falls most steeply between {w.size(a)} and {w.size(b)}{where}."
+    past = f", past the {w.size(c['llc'])} last-level cache," if c["llc"] and c["last_size"] > c["llc"] else ""
+    last = (f" The largest working set, {w.size(c['last_size'])}{past} ran at {_gb(c['last'])}, "
+            f"{w.times(c['peak'] / c['last'])} less than the peak.")
     if c["shape"] == "rises then falls":
         return (f"{subject} the copy bandwidth first rises with the working set, from {_gb(c['first'])} at "
-                f"{w.size(c['first_size'])} to a peak of {_gb(c['peak'])} at {w.size(c['peak_size'])}: the "
-                "smallest copies are too short to hide the fixed cost of a call (Chapter 3). Past the peak "
-                f"it falls as the data stops fitting in the caches.{drop}{_hidden_levels(c)}{_passed_levels(c)} "
-                "The largest working set, "
-                f"{w.size(c['last_size'])}, must come from DRAM and ran at {_gb(c['last'])}, "
-                f"{w.times(c['peak'] / c['last'])} less than the peak.")
+                f"{w.size(c['first_size'])} to a peak of {_gb(c['peak'])} at {w.size(c['peak_size'])}, then falls "
+                f"as the data stops fitting in the caches.{drop}{last}")
     if c["shape"] == "falls":
         return (f"{subject} the copy bandwidth is highest for small working sets ({_gb(c['peak'])} at "
-                f"{w.size(c['peak_size'])}) and falls as the data stops fitting in the caches.{drop}"
-                f"{_passed_levels(c)} "
-                f"The largest working set, {w.size(c['last_size'])}, must come from DRAM and ran at "
-                f"{_gb(c['last'])}, {w.times(c['peak'] / c['last'])} less than the peak.")
+                f"{w.size(c['peak_size'])}) and falls as the data stops fitting in the caches.{drop}{last}")
     if c["shape"] == "rises":
         top = (", the largest one" if c["peak_size"] == c["last_size"] else
                f"; the largest working set, {w.size(c['last_size'])}, ran at {_gb(c['last'])}, less than a "
@@ -170,12 +122,10 @@ def _shape_sentence(c: dict, subject: str) -> str:
         beyond = ("" if c["last_size"] > c["llc"] else
                   " This sweep never passed the last-level cache, so it shows no step down to DRAM.")
         return (f"{subject} the copy bandwidth rises with the working set, from {_gb(c['first'])} at "
-                f"{w.size(c['first_size'])} to {_gb(c['peak'])} at {w.size(c['peak_size'])}{top}: the fixed "
-                f"cost of a call weighs less as copies grow.{beyond}{_hidden_levels(c)}{_passed_levels(c)}")
+                f"{w.size(c['first_size'])} to {_gb(c['peak'])} at {w.size(c['peak_size'])}{top}.{beyond}")
     return (f"{subject} the copy bandwidth barely changed across the sweep (between "
-            f"{_gb(min(c['first'], c['last'], c['peak']))} and {_gb(c['peak'])}): this run did not show "
-            "the cache steps. A coarse sweep (the quick build) can step over them; a finer one shows whether "
-            "they are there.")
+            f"{_gb(min(c['first'], c['last'], c['peak']))} and {_gb(c['peak'])}): this run shows no cache steps, "
+            "which a coarse sweep (the quick build) can step over.")
 
 
 def _roof_sentence(c: dict) -> str:
@@ -225,17 +175,13 @@ def _reference_curve(run, c: dict) -> Prose:
     text = _brief(r, w.reference_intro(run))
     ratio = r["last"] / c["last"]
     if ratio > 1 + w.SAME:
-        text += f" Its bandwidth from DRAM was {w.times(ratio)} this run's" + (
-            ": HBM stacks sit beside the GPU die and connect through thousands of wires, where a CPU has "
-            "a few DRAM channels shared by all its cores." if c["cpu"] and not r["cpu"] else ".")
+        text += f" Its bandwidth from DRAM was {w.times(ratio)} this run's."
     elif ratio < 1 - w.SAME:
         text += f" Its bandwidth from DRAM was {w.percent(1 - ratio)} lower than this run's."
     else:
         text += " Its bandwidth from DRAM was about the same as this run's."
     if c["cpu"] and not r["cpu"] and r["first"] < (1 - w.SAME) * c["first"]:
-        text += (f" At the smallest size, though, it was slower than this run ({_gb(r['first'])} "
-                 f"against {_gb(c['first'])}): a GPU pays microseconds per copy however small, so "
-                 "it needs megabytes per call before its bandwidth shows.")
+        text += f" At the smallest size, though, it was slower than this run ({_gb(r['first'])} against {_gb(c['first'])})."
     return Prose(text, {f"reference {w.device_of(run)}": r["shape"]})
 
 
@@ -262,17 +208,11 @@ def _knee_facts(run) -> dict:
 
 
 def _left_floor(k: dict) -> str:
-    """Where the fused runtime first rose more than SAME above its floor, and whether that was
-    well before the knee (the runtime rounds the roofline's corner) or near it."""
+    """Where the fused runtime first rose more than SAME above its floor."""
     if k["left_at"] is None:
         return ""
-    text = (f" The runtime itself first rose more than {w.percent(SAME)} above its floor at "
-            f"{w.integer(k['left_at'])} multiplications per element, where it took {w.times(k['left_ratio'])} as long")
-    if k["measured"] and k["left_at"] < k["measured"] / 2:
-        return text + (": it began to grow well before the knee, rounding the roofline's sharp corner, as a "
-                       "kernel does whose memory traffic and arithmetic only partly overlap "
-                       "(the roofline's max(memory time, arithmetic time) assumes they overlap fully).")
-    return text + "."
+    return (f" The runtime itself first rose more than {w.percent(SAME)} above its floor at "
+            f"{w.integer(k['left_at'])} multiplications per element, where it took {w.times(k['left_ratio'])} as long.")
 
 
 def _knee_sentence(k: dict, subject: str, explained: str | None = None) -> str:
@@ -282,18 +222,21 @@ def _knee_sentence(k: dict, subject: str, explained: str | None = None) -> str:
                 f"sweep stayed memory-bound up to its largest repeat, short of the predicted knee at "
                 f"{w.number(k['predicted'])}.{_left_floor(k)}")
     where = {"earlier": "earlier than", "later": "later than", "near": "close to"}[k["outcome"]]
-    text = (f"{subject} the fused runtime's flat floor and the straight line it then approaches (its least "
-            f"time per multiplication, times the repeats) meet at about {w.number(k['measured'])} "
-            f"multiplications per element, {where} the {w.number(k['predicted'])} the roofline predicts."
-            + (" That meeting point is the measured knee, drawn dash-dotted." if explained is None else ""))
+    if explained in (None, "no knee"):
+        text = (f"{subject} the fused runtime's flat floor and the straight line it then approaches (its least "
+                f"time per multiplication, times the repeats) meet at about {w.number(k['measured'])} "
+                f"multiplications per element, {where} the {w.number(k['predicted'])} the roofline predicts. "
+                "That meeting point is the measured knee, drawn dash-dotted.")
+    else:
+        text = (f"{subject} the measured knee is at about {w.number(k['measured'])} multiplications per element, "
+                f"{where} the {w.number(k['predicted'])} the roofline predicts.")
     if k["outcome"] == explained and explained in ("earlier", "later"):
         text += f" It is {where.split()[0]} for the same reason as above."
     elif k["outcome"] == "earlier":
         text += (" The prediction uses the FP32 peak, which counts a fused multiply-add instruction as two FLOPs; "
-                 "a multiplication is one instruction and one FLOP, so a chain of them has a compute roof half "
-                 "as high and the knee comes sooner.")
+                 "a chain of multiplications does one FLOP per instruction, so its own compute roof is half as high.")
     elif k["outcome"] == "later":
-        text += " The kernel ran faster than the peak in the prediction assumes, so the peak is too low for this code."
+        text += " The kernel ran faster than the peak in the prediction assumes."
     return text + _left_floor(k)
 
 
@@ -307,11 +250,9 @@ def repeat_sweep(result, references=()) -> Prose:
     if k["eager_growth"]:
         grew, span = k["eager_growth"]
         facts["eager_grows"] = grew > 0.5 * span
-        text += (f" The eager runtime grew {w.times(grew)} as the repeats grew {w.times(span)}: every "
-                 "multiplication is another full trip through memory." if grew > 0.5 * span else
-                 f" The eager runtime grew only {w.times(grew)} over a {w.number(span)}-fold range of "
-                 "repeats, less than one trip through memory per multiplication would cost: small arrays "
-                 "that stay in cache make the extra passes cheap.")
+        text += (f" The eager runtime grew {w.times(grew)} as the repeats grew {w.times(span)}"
+                 + (": every multiplication is another full trip through memory." if grew > 0.5 * span else
+                    ", less than one trip through memory per multiplication would cost."))
     roof = result.meta.get("roof") or {}
     peak_bw = roof.get("peak_bandwidth")
     if peak_bw:
@@ -326,11 +267,10 @@ def repeat_sweep(result, references=()) -> Prose:
             text += f" {len(above)} point{'s' if len(above) > 1 else ''} moved data faster than the roof's {w.rate(peak_bw, 'B/s')}: "
             text += (f"source and result together are {w.size(working_set)}, less than four times the "
                      f"{w.size(llc)} last-level cache, so part of the traffic was served from cache." if cached else
-                     f"source and result together are {w.size(working_set)}, far more than any cache, so the "
-                     "roof understates this machine: it is a measurement (one copy, measured once), not a "
-                     "hardware limit, and these kernels did better." if w.is_cpu(result) else
-                     f"source and result together are {w.size(working_set)}, far more than the L2, and DRAM "
-                     "cannot beat its spec sheet: the timing of those points is suspect, so rerun the sweep.")
+                     f"source and result together are {w.size(working_set)}, far more than any cache, so the roof, "
+                     "one copy measured once, is not a hardware limit." if w.is_cpu(result) else
+                     f"source and result together are {w.size(working_set)}, far more than the L2, and DRAM cannot "
+                     "beat its spec sheet: rerun the sweep.")
     return with_references(Prose(text, facts), references, "this sweep",
                            lambda run: _reference_knee(run, k["outcome"]))
 

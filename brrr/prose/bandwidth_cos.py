@@ -1,14 +1,9 @@
 """Chapter 2, ``x.cos().cos()``: what fusing the pair did against one ``cos`` and against the
-pair as two kernels, and why (He's memory-bound case, or a ``cos`` already compute-bound here).
-:mod:`.bandwidth` names these too.
-"""
+pair as two kernels (:mod:`.bandwidth` names these too)."""
 from __future__ import annotations
 
 from . import Prose, with_references
 from . import words as w
-
-
-# --- cos and cos().cos() -------------------------------------------------------------------
 
 def cos_times(result) -> dict:
     """Times of one cos, the fused pair and the unfused pair, and the two ratios to one cos."""
@@ -27,13 +22,9 @@ def _table_sentence(c: dict, outcome: str) -> str:
     regime, share = c["predicted_regime"], c["single_share"]
     if not regime or share is None:
         return ""
-    ran = f"one `cos` ran at {w.percent(share)} of the speed the roofline allows"
-    if outcome == "compute-bound" and regime == "memory-bound":
-        return (f" The table's regime column says memory-bound because the roofline counts a `cos` as one FLOP; "
-                f"the measurement disagrees: {ran}.")
-    if outcome == regime:
-        return f" The table's roofline regime says {regime} too, and {ran}."
-    return f" The table's regime column is the roofline's verdict, {regime}, counting a `cos` as one FLOP; {ran}."
+    return (f" The table's regime column, the roofline's verdict counting a `cos` as one FLOP, says {regime}"
+            + (" too" if outcome == regime else "") + f"; one `cos` ran at {w.percent(share)} of the speed the "
+            "roofline allows.")
 
 
 def _cos_outcome(c: dict) -> str:
@@ -63,19 +54,11 @@ def cos_fusion(result, references=()) -> Prose:
         text += ("That is He's argument, measured: both variants are memory-bound, so the time follows the "
                  "traffic, and fusing the pair makes it cost about what one `cos` costs.")
     elif outcome == "compute-bound":
-        text += (f"Here fusing {_saved(c)}, and the measurement says why: a single `cos` is already "
-                 "compute-bound on this device, so the second `cos` costs its full arithmetic time whether or "
-                 "not its bytes make an extra trip. " +
-                 ("Numba computes `cos` with a scalar math-library call per element (there is no vectorised "
-                  "math library, SVML, in this build), which takes far longer than moving the element's "
-                  "8 bytes. " if w.is_cpu(result) else "") +
-                 "Fusion saves bytes; it saves time only where bytes are what the time is spent on.")
+        text += (f"Here fusing {_saved(c)}: even fused, the second `cos` added most of a `cos`'s time, so a `cos` "
+                 "is compute-bound on this device, and fusion saves bytes, not arithmetic.")
     else:
         text += ("The fused pair moves exactly the bytes of one `cos`, yet it took "
-                 f"{w.percent(c['fused_ratio'] - 1)} longer: its time did not follow the traffic alone. Fusing "
-                 "removed the second trip through memory and exposed the second `cos`'s arithmetic, which "
-                 "fusion does not remove (an accurate `cos` is tens of instructions, not the one FLOP the "
-                 "table counts).")
+                 f"{w.percent(c['fused_ratio'] - 1)} longer: its time did not follow the traffic alone.")
     text += _table_sentence(c, outcome)
     facts = {"outcome": outcome, "fused_ratio": c["fused_ratio"], "unfused_ratio": c["unfused_ratio"],
              "single_share": c["single_share"]}

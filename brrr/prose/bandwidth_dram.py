@@ -1,16 +1,7 @@
-"""Chapter 2: what a CPU copy really moves from DRAM, in words.
-
-The C library's ``memcpy`` (which NumPy's copy calls, and into which Numba can turn a copy
-loop) writes a copy of at least its *non-temporal threshold* with streaming stores, which go
-straight to DRAM. A smaller copy uses ordinary stores, and an ordinary store first reads its
-destination's cache line from DRAM (write-allocate): memory moves 3 bytes for every 2 a copy
-counts. The cached DRAM roof is one such copy (``np.copyto`` on one thread), so whether a copy
-compares with it like for like depends on which side of the threshold each one fell.
-
-The experiments record the threshold and the roof's copy size in ``meta['stores']``
-(:func:`brrr.cpu_peaks.store_facts`). :func:`dram_sentence` describes the DRAM end of the
-bandwidth-vs-size curve; :func:`traffic_sentence` turns a copy's counted bandwidth into the
-traffic it made, for the latency sweep.
+"""Chapter 2: what a CPU copy really moves from DRAM. The C library's ``memcpy`` writes a copy of at
+least its non-temporal threshold with streaming stores, straight to DRAM; a smaller copy uses ordinary
+stores, each of which first reads its destination's line (write-allocate), so memory moves 3 bytes for
+every 2 counted. The experiments record the threshold and the roof's copy size in ``meta['stores']``.
 """
 from __future__ import annotations
 
@@ -94,26 +85,16 @@ def dram_sentence(points, meta, roof, cpu: bool, llc: int) -> tuple:
     text = (f"Past the last-level cache the curve is not level, though DRAM serves all of it: {where} it ran "
             f"between {_gb(lo[1])} (at {w.size(lo[0])}{low}) and {_gb(hi[1])} (at {w.size(hi[0])}{high}).")
     s = stores(meta)
-    if outcome == "unexplained":
-        return outcome, text + (" This run does not show why; another program using the GPU at the same time "
-                                "would do it, so rerun the sweep.")
-    if outcome == "stores unknown":
-        return outcome, text + (" A likely cause is how the copies store: the C library's `memcpy`, which NumPy's "
-                                "copy calls, writes large copies with streaming stores, straight to DRAM, and "
-                                "smaller ones with ordinary stores, each of which first reads its destination's "
-                                "cache line, so memory moves 3 bytes for every 2 counted. This run did not record "
-                                "the size at which this machine's C library switches.")
     threshold = s["threshold"]
-    if outcome == "stores alike":
-        side = "at least" if kind(threshold, points[0][0] // 2) == "streaming" else "less than"
-        return outcome, text + (f" Every one of them copies {side} {w.size(threshold)} per array, the C "
-                                "library's threshold for streaming stores here, so they all store alike and this "
-                                "run does not show why they differ; rerunning the sweep shows whether the "
-                                "spread repeats.")
-    if outcome == "not the stores":
-        return outcome, text + (f" The copies of at least {w.size(threshold)} per array, which the C library "
-                                "writes with streaming stores, were not the fast ones, so the stores do not "
-                                "explain it; rerunning the sweep shows whether the spread repeats.")
+    side = "at least" if kind(threshold, points[0][0] // 2) == "streaming" else "less than"
+    why = {"unexplained": "",
+           "stores unknown": " (it did not record the size from which the C library's `memcpy` uses streaming stores)",
+           "stores alike": (f": every one of them copies {side} {w.size(threshold or 0)} per array, the C library's threshold for "
+                            "streaming stores here, so they all store alike"),
+           "not the stores": (f": the copies of at least {w.size(threshold or 0)} per array, which the C library "
+                              "writes with streaming stores, were not the fast ones")}
+    if outcome in why:
+        return outcome, text + f" This run does not show why{why[outcome]}; rerunning the sweep shows whether the spread repeats."
     ordinary = [p for p in points if kind(threshold, p[0] // 2) == "ordinary"]
     streaming = [p for p in points if kind(threshold, p[0] // 2) == "streaming"]
     slow = min(ordinary, key=lambda p: p[1])
@@ -143,10 +124,7 @@ def traffic_sentence(meta, array_bytes, first: float, best: float, best_workers:
     if not roof:
         return None, ""
     if not threshold or not s["roof_copy"]:
-        return None, ("The roof is itself a copy by one thread (NumPy's), so the gap is not what one thread "
-                      "can do at most: the two copies differ in how they store, and the C library's `memcpy`, "
-                      "behind NumPy's copy, can write a large copy with streaming stores that skip reading "
-                      "the destination first. This run did not record where this machine switches to them.")
+        return None, ""
     if kind(threshold, s["roof_copy"]) != "streaming" or kind(threshold, array_bytes) != "ordinary":
         return None, ""
     moved = WRITE_ALLOCATE * first
@@ -157,7 +135,9 @@ def traffic_sentence(meta, array_bytes, first: float, best: float, best_workers:
             "loop or `memcpy` does the storing), and each ordinary store first reads its destination's cache "
             "line (write-allocate): memory moves 3 bytes for every 2 counted. One thread's "
             f"{_gb(first)} counted is about {_gb(moved)} of traffic, {w.percent(moved * 1e9 / roof)} of the roof")
-    if best_workers and best > (1 + SAME) * first and WRITE_ALLOCATE * best * 1e9 > ABOVE_ROOF * roof:
+    if moved * 1e9 > ABOVE_ROOF * roof:
+        text += ", above it: the roof is one copy measured once, not a hardware limit"
+    elif best_workers and best > (1 + SAME) * first and WRITE_ALLOCATE * best * 1e9 > ABOVE_ROOF * roof:
         text += (f", and {best_workers}' {_gb(best)} is about {_gb(WRITE_ALLOCATE * best)}, above it: the roof "
                  "is one thread's copy, not all that this memory can do")
     return moved, text + "."

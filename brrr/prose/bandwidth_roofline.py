@@ -1,8 +1,5 @@
-"""Chapter 2, memory bandwidth: the roofline. Where a device's roof came from (a spec sheet, or
-the peaks brrr measured on a CPU once and cached: the one roof every chapter uses for it), how
-the STREAM kernels and the matmuls sit against its ridge, the reference GPUs' ridges, and a
-measured roof against the device's peaks.
-"""
+"""Chapter 2, the roofline: where a device's one roof came from, how the STREAM kernels and the
+matmuls sit against its ridge, the reference GPUs' ridges, and a measured roof against the peaks."""
 from __future__ import annotations
 
 from . import Prose, with_references
@@ -10,11 +7,8 @@ from . import words as w
 from .words import ABOVE_ROOF
 
 
-
 def device_roof(run):
-    """The device's one roof, as saved with ``run``: its spec sheet (a known GPU), else the peaks
-    ``brrr`` holds for it (a CPU's, measured once and cached; an unknown GPU's, from its
-    properties). The same as ``Roofline.from_device(dev)`` on the machine that ran it."""
+    """The device's one roof, as saved with ``run``: its spec sheet, else the peaks ``brrr`` holds for it."""
     from ..roofline import Roofline, has_spec_sheet
     summary = run.meta.get("device", {})
     if has_spec_sheet(summary):
@@ -78,9 +72,7 @@ def roofline_summary(measured, references=()) -> Prose:
         left = f["stream_max"] < roof.ridge
         facts["stream_left_of_ridge"] = left
         text += (" Every STREAM kernel sits left of the ridge, where the roofline's bound is the slanted "
-                 "bandwidth roof." if left else
-                 " Some STREAM kernel sits right of the ridge, which a kernel doing at most two FLOPs per "
-                 "element should never do: the peaks are suspect.")
+                 "bandwidth roof." if left else " Some STREAM kernel sits right of the ridge: the peaks are suspect.")
         if left:
             off, said = _stream_shares(measured, roof)
             facts["stream_below_roof"] = off
@@ -93,26 +85,23 @@ def roofline_summary(measured, references=()) -> Prose:
                  "compute-bound here.")
     if f["above"]:
         names = ", ".join(f"{r['op']} ({r['library']})" for r in f["above"])
-        text += (f" {names} measured above the roof. A point above a roof is not faster than physics: "
-                 + ("either its bytes came from a cache (the array was too small to leave it) or the spec "
-                    "sheet understates the part." if f["spec"] or not w.is_cpu(measured) else
-                    "the roof is itself one measurement (one copy and one matmul, each on its own), not a "
-                    "hardware limit, and a kernel on more threads, or one that stores differently, can beat it."))
+        text += (f" {names} measured above the roof: "
+                 + ("either its bytes came from a cache or the spec sheet understates the part."
+                    if f["spec"] or not w.is_cpu(measured) else
+                    "the roof is itself one measurement (one copy and one matmul), not a hardware limit."))
     return with_references(Prose(text, facts), references, "the roofline experiment",
                            lambda run: _reference_roof(run, roof))
 
 
 def _sizes(run) -> str:
-    """' (n up to 8,192)': the largest general-math matmul this experiment timed, so its best is
-    read as the best of these sizes, not of every size (Chapter 1's sweep goes further)."""
+    """' (n up to 8,192)': the largest general-math matmul this experiment timed."""
     sizes = [r["size"] for r in run.records if r["kind"] == "compute" and not r.get("tensor_cores") and r.get("size")]
     return f" (n up to {w.integer(max(sizes))})" if sizes else ""
 
 
 def _stream_shares(run, roof) -> tuple:
-    """Each STREAM kernel's share of the bandwidth roof; which ones did not reach it (below
-    words.ON_ROOF), and, where two of one library moved different bytes per element in about the same
-    time, that their time followed the elements, not the bytes."""
+    """Each STREAM kernel's share of the bandwidth roof, which did not reach ON_ROOF of it, and a pair of
+    one library whose time followed the elements, not the bytes."""
     stream = [r for r in run.records if r["kind"] == "bandwidth"]
     share = lambda r: r["gbps"] * 1e9 / roof.peak_bandwidth  # noqa: E731
     name = lambda r: f"`{r['op']}` ({r['library']})"  # noqa: E731
@@ -131,7 +120,7 @@ def _stream_shares(run, roof) -> tuple:
         a, b = pairs[0]
         text += (f" {name(b)} moves {w.times((b['nbytes'] / b['size']) / (a['nbytes'] / a['size']))} the bytes "
                  f"per element of {name(a)}, yet took about the same time per element: their time followed "
-                 "the element count, not the traffic, so the library's kernel, not the memory, set their pace.")
+                 "the element count, not the traffic.")
     else:
         text += (" Timing the same operation with `brrr.kernels`, or with twice the bytes per element, would "
                  "show whether the memory or the library's kernel sets its pace.")
@@ -167,8 +156,7 @@ _TENSOR_FIELD = {"float32": "tf32_tensor", "float16": "fp16_tensor", "bfloat16":
 
 
 def _tensor_ridge(run, r: dict, dtype: str) -> str:
-    """How far the ridge moves with tensor cores: by the spec sheet's tensor-core figure over its FP32
-    one where brrr has the part's spec, else (a measured roof) by the measured ratio just given."""
+    """How far the ridge moves with tensor cores: by the spec sheet's ratio, else by the measured one."""
     from ..specs import lookup
     spec = lookup(w.device_of(run)) if r["spec"] else None
     tensor = getattr(spec, _TENSOR_FIELD.get(dtype, ""), None) if spec else None

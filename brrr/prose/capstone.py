@@ -1,6 +1,5 @@
 """Chapter 8, making one model go brrr: a sentence per step, chosen by what the step measured
-against the step before it, and why the next step should help given the regime that dominates;
-then the summary (overall speed-up, final MFU, which steps moved the dominant regime), and what the
+against the step before it and what its profile shows; then the summary (overall speed-up, final MFU, which steps moved the dominant regime), and what the
 reference runs measured, for under the steps' table and figure.
 
 Every function takes the Result of :func:`brrr.experiments.capstone.run_steps` and the reference
@@ -12,10 +11,6 @@ from . import Prose, with_references
 from . import words as w
 
 NOISY = 0.25    # samples whose IQR exceeds 25% of their median are "noisy"
-
-REGIME_WORDS = {"overhead-bound": "overhead-bound operators (their fixed cost per call is larger than their work)",
-                "memory-bound": "memory-bound operators (moving their bytes takes longer than their arithmetic)",
-                "compute-bound": "compute-bound operators (their arithmetic takes longer than moving their bytes)"}
 
 
 def _records(result) -> dict:
@@ -45,8 +40,7 @@ def _next(result, key: str):
 
 
 def change(record, before) -> tuple:
-    """(outcome, ratio): 'faster', 'slower' or 'same' in time per token against ``before``
-    (ratio = before / this, above 1 when faster); ('first', 1.0) without a step before."""
+    """(outcome, ratio = before / this per token): 'faster', 'slower' or 'same'; ('first', 1.0) without one."""
     if before is None:
         return "first", 1.0
     ratio = before["seconds_per_token"] / record["seconds_per_token"]
@@ -77,8 +71,7 @@ def _mfu_words(run, r) -> str:
 
 def _measured(r, run) -> str:
     return (f"{w.seconds(r['seconds'])} per forward pass of {w.integer(r['tokens'])} token"
-            f"{'s' if r['tokens'] != 1 else ''}, {w.seconds(r['seconds_per_token'])} per token "
-            f"({w.number(r['tokens_per_second'])} tokens/s), {_mfu_words(run, r)}")
+            f"{'s' if r['tokens'] != 1 else ''}, {w.seconds(r['seconds_per_token'])} per token, {_mfu_words(run, r)}")
 
 
 def _comparison(outcome: str, ratio: float, before) -> str:
@@ -103,68 +96,32 @@ def _kept(r, before) -> str:
             f"{before['label']} again.")
 
 
-def _why(r, outcome: str, ratio: float, result) -> str:
-    """Why this step did what it did (by step, outcome and device)."""
-    cpu, step = r["backend"] == "cpu", r["step"]
-    native = result.meta.get("native_bf16")
-    if step == "batch":
-        if outcome == "faster":
-            return (" The fixed costs of each call (Python, dispatch, reading every weight once) are now shared by "
-                    "many more tokens.")
-        return (" More tokens per call did not pay here: the small call was already mostly work, not fixed "
-                "cost.")
+def _why(r, outcome: str, result) -> str:
+    """What this step's own measurements add (by step, outcome and device); the chapter's text before each
+    step says what the change does."""
+    step, native = r["step"], result.meta.get("native_bf16")
     if step == "autocast":
-        if outcome == "slower" and cpu and native is False:
-            return (f" This CPU has no {r['dtype']} dot-product instructions (oneDNN reports none), so its "
-                    f"{r['dtype']} matmuls convert their operands and run slower than float32 ones, and the casts "
-                    "add memory-bound copies of their own. Lower precision pays only on hardware built for it.")
-        if outcome == "slower":
-            return (" Its profile sets the casts autocast inserts (`_to_copy` rows) against the matmuls: whether "
-                    "they cost more than the lower precision saved.")
-        if outcome == "faster":
-            return (f" Autocast runs the matmuls in {r['dtype']}"
-                    + (", on tensor cores, whose roof is many times float32's" if not cpu else
-                       ", with this CPU's bfloat16 dot-product instructions" if native else "")
-                    + "; it keeps softmax, LayerNorm and the residual stream in float32.")
-        return ""
+        text = "" if r["backend"] != "cpu" or native is None else (
+            f" This CPU {'has' if native else 'has no'} bfloat16 dot-product instructions (oneDNN reports"
+            f"{' them' if native else ' none'}).")
+        if outcome == "slower" and not (r["backend"] == "cpu" and native is False):
+            text += (" Its profile sets the casts autocast inserts (`_to_copy` rows) against the matmuls: whether "
+                     "they cost more than the lower precision saved.")
+        return text
     if step == "compile":
         text = f" Compiling took {w.seconds(r['compile_seconds'])} once, before the timing." if r.get("compile_seconds") else ""
-        if outcome == "faster":
-            text += (" The page profiles eager operators only, so it does not show how much of the gain came from "
-                     "fusing operators and how much from removing Python and dispatch work; `torch.profiler` on the "
-                     "compiled pass lists the kernels it ran.")
-            return text
-        if outcome == "slower":
-            return text + (" Compiling does not promise a speed-up; `torch.profiler` lists the kernels the "
-                           "compiled pass ran, to set against the eager ones.")
+        if outcome in ("faster", "slower"):
+            text += " `torch.profiler` on the compiled pass lists the kernels it ran, to set against the eager ones."
         return text
-    if step == "graphs":
-        if outcome == "faster":
-            return (" The whole forward pass is now one recorded graph: one launch replays every kernel, so the "
-                    "CPU's cost per kernel is gone.")
+    if step == "graphs" and outcome != "faster":
         return (" Replaying the pass as one graph removes the host's cost of launching each kernel, so those "
                 "launches were not what set this pass's time.")
     if step == "sdpa":
-        share = attention_share(result)
-        text = f" Attention is {w.percent(share)} of this model's FLOPs at this sequence length."
-        if outcome == "faster":
-            return text + (" The fused kernel computes softmax(Q·Kᵀ)·V tile by tile without writing the "
-                           "sequence × sequence scores to memory, and skips the masked half (the MFU still counts "
-                           "the whole square, as MFU conventionally does).")
+        text = (f" Attention is {w.percent(attention_share(result))} of this model's FLOPs at this sequence length "
+                "(the MFU counts the whole square of scores, the masked half too).")
         if outcome == "slower":
-            text += (" The fused kernel did worse than the hand-written attention here"
-                     + (": on a CPU without fast low-precision arithmetic it gains little from fusing." if cpu else
-                        ": at a short sequence the scores are small and fusing them saves little."))
-            if 1 / ratio > max(1.5, 1 + 4 * share):
-                text += (f" Yet the whole pass slowed down by {w.times(1 / ratio)}, more than attention's share of "
-                         "the work can explain: the compiler built a new graph around the fused kernel, and "
-                         "`torch.profiler` shows which of its kernels took the time.")
-            return text
-        return text + ((f" Not writing the scores to memory saved little here ({w.percent(1 - 1 / ratio)} of the time "
-                        "per token)" if ratio >= 1 else f" Not writing the scores to memory changed little here (the "
-                        f"time per token rose {w.percent(1 / ratio - 1)})")
-                       + ": the fused kernel wins back only the scores' trips through memory, a part of attention's "
-                       "time, which is itself a part of the pass's.")
+            text += " `torch.profiler` on the two passes shows which kernels took the time."
+        return text
     return ""
 
 
@@ -174,14 +131,13 @@ def _shares(base) -> str:
     order = [k for k in sorted(shares, key=shares.get, reverse=True) if shares[k] > 0]
     if not order:
         return "no time in any regime"
-    first = f"{w.percent(shares[order[0]])} of the operators' time in {REGIME_WORDS.get(order[0], order[0])}"
+    first = f"{w.percent(shares[order[0]])} of the operators' time in {order[0]} operators"
     return w.listing([first] + [f"{w.percent(shares[k])} in {k} ones" for k in order[1:]])
 
 
 def _next_hint(r, result, base=None) -> str:
-    """What ``base``'s profile shows (every regime's share; ``base`` is the configuration the next
-    step builds on: ``r`` itself, or the step before it when ``r`` was undone), and what the next
-    step attacks."""
+    """What ``base``'s profile shows (``base`` is the configuration the next step builds on: ``r`` itself, or
+    the step before it when ``r`` was undone), and what of it the next step attacks."""
     from ..experiments.capstone import COMPILED_ONLY, TIE, dominant
     nxt = _next(result, r["step"])
     if nxt is None:
@@ -198,45 +154,16 @@ def _next_hint(r, result, base=None) -> str:
         if dominant(base) is None:
             text += (f" The two largest shares are within {round(100 * TIE)} percentage points of each other: "
                      "no one regime dominates.")
-    lead = dominant(base)
-    shares = base.get("regime_shares") or {}
-    cpu = r["backend"] == "cpu"
-    native = result.meta.get("native_bf16")
-    key = nxt["step"]
-    if key == "batch":
-        text += (" The next step gives each call more work: a larger batch pays the same fixed costs once for "
-                 "many tokens." if lead == "overhead-bound" else
-                 " Those labels set each operator's roofline time against a one-element call's fixed cost, one "
-                 "operator at a time, and cannot say how much of a whole call's wall-clock time (Worked problem 1 "
-                 "sets it against the roofline's bound) went to issuing its dozens of operators. A larger batch "
-                 "helps either way: every matmul reads its whole weight matrix once per call, whatever the number "
-                 "of tokens, so more tokens per call share each weight read, which raises the matmuls' intensity, "
-                 "and they share each call's fixed cost too.")
-    elif key == "autocast":
-        if cpu and native is False:
-            text += (" The next step, low precision, is the remedy for compute-bound matmuls on hardware with fast "
-                     "16-bit arithmetic; this CPU has none, so expect it to be slower here.")
-        else:
-            text += (" The next step, low precision, runs the matmuls in 16 bits: a higher roof for the "
-                     "compute-bound ones, and half the bytes for their inputs and outputs.")
-    elif key == "compile":
-        text += " The next step, `torch.compile`, fuses chains of memory-bound operators"
-        text += (f", which held {w.percent(shares.get('memory-bound', 0.0))} of this time"
-                 if shares and base["step"] not in COMPILED_ONLY else "")
-        text += ", and removes Python and dispatch work between operators."
-    elif key == "graphs":
-        text += (" The next step replays the whole pass as CUDA graphs, which removes the cost of launching each "
-                 "kernel" + (": a remedy for overhead." if nxt.get("skipped") is None else
-                             "; it needs a GPU, so on this machine it is skipped."))
-    elif key == "sdpa":
-        text += (" The next step fuses attention into one kernel, which never writes the sequence × sequence "
-                 "scores to memory.")
+        shares = base.get("regime_shares") or {}
+        if nxt["step"] == "compile" and shares:
+            text += (f" The next step, `torch.compile`, fuses chains of memory-bound operators, which held "
+                     f"{w.percent(shares.get('memory-bound', 0.0))} of this time.")
     return text
 
 
 def step(result, key: str, references=()) -> Prose:
-    """What step ``key`` measured, against the step before it, why, and why the next step should help;
-    then the same step on each reference run (the summary says when none ships)."""
+    """What step ``key`` measured, against the step before it, and what its profile shows; then the same
+    step on each reference run (the summary says when none ships)."""
     r = _records(result)[key]
     if r.get("skipped"):
         text = f"**{r['label']}** did not run here: {r['skipped']}."
@@ -249,7 +176,7 @@ def step(result, key: str, references=()) -> Prose:
     outcome, ratio = change(r, before)
     text = f"**{r['label']}**: {_measured(r, result)}."
     text += _comparison(outcome, ratio, before)
-    text += _why(r, outcome, ratio, result)
+    text += _why(r, outcome, result)
     text += _kept(r, before)
     noisy = outcome != "first" and any(x.get("iqr_seconds", 0) > NOISY * x["seconds"] for x in (r, before))
     if noisy:
@@ -282,17 +209,15 @@ def _reference_step(run, key: str) -> Prose:
 
 
 def regime_path(result) -> Prose:
-    """Which steps moved the dominant regime of the operators' time, against the configuration each
-    changed, and which left it where it was. Only steps with a profile of their own count (not the
-    compiled-only steps), and only where one regime dominates both profiles
-    (:func:`brrr.experiments.capstone.dominant`); nothing where no two profiles compare."""
-    from ..experiments.capstone import dominant
+    """Which steps moved the dominant regime (:func:`brrr.experiments.capstone.dominant`) against the last
+    configuration with a profile of its own before them, and which left it; nothing where none compare."""
+    from ..experiments.capstone import COMPILED_ONLY, dominant
     moved, stayed = [], []
     for r in result.records:
         before = None if r.get("skipped") else _previous(result, r["step"])
-        while before is not None and before.get("step") in _compiled_only() and before.get("builds_on"):
-            before = _records(result).get(before["builds_on"])   # the last configuration with a profile
-        if before is None or dominant(r) is None or dominant(before) is None:
+        while before is not None and before.get("step") in COMPILED_ONLY and before.get("builds_on"):
+            before = _records(result).get(before["builds_on"])
+        if before is None or None in (dominant(r), dominant(before)):
             continue
         if dominant(r) != dominant(before):
             moved.append(f"{r['label']} (from {dominant(before)} to {dominant(r)})")
@@ -300,28 +225,21 @@ def regime_path(result) -> Prose:
             stayed.append(r)
     if not moved and not stayed:
         return Prose("", {"regime_outcome": "no profiles"})
+    which = "Of the steps whose profiles show one dominant regime before and after,"
     if not stayed:
-        text, outcome = (f"Of the steps whose profiles show one dominant regime before and after, every one moved "
-                         f"it: {w.listing(moved)}."), "all moved"
+        text, outcome = f"{which} every one moved it: {w.listing(moved)}.", "all moved"
     elif not moved:
         text, outcome = (f"No step moved the dominant regime of the operators' time: each profile that shows one "
                          f"put most of it in {dominant(stayed[0])} operators."), "none moved"
     else:
-        text = (f"Of the steps whose profiles show one dominant regime before and after, only {w.listing(moved)} "
-                f"moved it; {w.listing(r['label'] for r in stayed)} left it where it was.")
-        outcome = "some moved"
+        text, outcome = (f"{which} only {w.listing(moved)} moved it; {w.listing(r['label'] for r in stayed)} left it "
+                         "where it was."), "some moved"
     return Prose(text, {"regime_outcome": outcome, "regime_moves": len(moved)})
 
 
-def _compiled_only():
-    from ..experiments.capstone import COMPILED_ONLY
-    return COMPILED_ONLY
-
-
 def summary(result) -> Prose:
-    """Where the steps took the model: from the first step to the configuration kept at the end
-    (overall speed-up, MFU), which changes stayed, which were undone, which were skipped, and which
-    steps moved the dominant regime. The reference runs are in :func:`reference_runs`."""
+    """From the first step to the configuration kept at the end (speed-up, MFU), which changes stayed, were
+    undone or skipped, and which steps moved the dominant regime (:func:`regime_path`)."""
     from ..experiments.capstone import mfu_peak, overall
     o = overall(result)
     recs = _records(result)
@@ -335,14 +253,10 @@ def summary(result) -> Prose:
         text = (f"From {first['label']} ({w.integer(first['tokens'])} tokens per call) to the configuration kept "
                 f"at the end ({w.integer(final['tokens'])} tokens per call), the time per token fell from "
                 f"{w.seconds(first['seconds_per_token'])} to {w.seconds(final['seconds_per_token'])}")
-        if o["speedup"] > 1 + w.SAME:
-            text += f", {w.times(o['speedup'])} faster,"
-            outcome = "faster"
-        else:
-            text += ", about the same,"
-            outcome = "same"
+        outcome = "faster" if o["speedup"] > 1 + w.SAME else "same"
+        text += f", {w.times(o['speedup'])} faster" if outcome == "faster" else ", about the same"
         if o["first_mfu"] is not None and o["last_mfu"] is not None:
-            text += (f" and the MFU, against {mfu_peak(result)['name']} throughout, went from "
+            text += (f", and the MFU, against {mfu_peak(result)['name']} throughout, went from "
                      f"{w.percent(o['first_mfu'])} to {w.percent(o['last_mfu'])}")
         text += "."
         if final["tokens"] != first["tokens"]:
@@ -350,9 +264,7 @@ def summary(result) -> Prose:
                      f"latency of one call of {w.integer(first['tokens'])} tokens.")
         text += f" The changes kept: {w.listing(o['kept'])}."
     if o["undone"]:
-        text += (f" Undone, because they made the model slower on this machine: {w.listing(o['undone'])}. "
-                 "A remedy only pays where its regime is the one that limits the model, on hardware built "
-                 "for it: measure, then keep it or not.")
+        text += f" Undone, because they made the model slower on this machine: {w.listing(o['undone'])}."
     else:
         text += " No change had to be undone."
     skipped = [r["label"] for r in result.records if r.get("skipped")]
@@ -364,16 +276,14 @@ def summary(result) -> Prose:
 
 
 def reference_runs(references=()) -> Prose:
-    """Where each reference run's steps took the model, or the sentence that none ships: for the
-    page to show under the steps' table and figure."""
+    """Where each reference run's steps took the model, or that none ships, for under the table and figure."""
     return with_references(Prose("", {}), references, "these steps", _reference_summary,
                            shown="table and the figure")
 
 
 def _reference_summary(run) -> Prose:
-    from ..experiments.capstone import overall
+    from ..experiments.capstone import mfu_peak, overall
     o = overall(run)
-    from ..experiments.capstone import mfu_peak
     mfus = (f"from {w.percent(o['first_mfu'])} to {w.percent(o['last_mfu'])} MFU (of {mfu_peak(run)['name']}), "
             if o["first_mfu"] is not None and o["last_mfu"] is not None else "")
     t = (f"{w.reference_intro(run)}, the changes kept took the model {mfus}"

@@ -79,24 +79,14 @@ def elementwise_gap(result, references=()) -> Prose:
         ratio = g["mm"]["gflops"] / g["chain"]["gflops"] if g["chain"] else None
         if ratio is None:
             facts["outcome"] = "no chain"
-            text += (" The fused chain could not run here (it needs `brrr.kernels`), so only `x * 2` stands for "
-                     "elementwise work.")
-        elif ratio > 1 + w.SAME:
-            facts["outcome"] = "matmul faster"
-            text += (f" The matmul did {w.times(ratio)} the chain's FLOP/s. That is no sixteen-fold gap, and none "
-                     "was to be found: most CPUs have no separate unit for float32 matmuls, so the chain and the "
-                     "matmul run on the same vector (SIMD) units, and the matmul library (BLAS) only uses them better, with cache "
-                     "blocking and many independent multiply-adds in flight.")
-        elif ratio < 1 / (1 + w.SAME):
-            facts["outcome"] = "chain faster"
-            text += (f" Here the chain outran the matmul, {w.times(1 / ratio)} its FLOP/s. Most CPUs have no separate "
-                     "unit for float32 matmuls: both run on the same vector (SIMD) units, so nothing in the hardware favours the "
-                     f"matmul, and at n = {w.number(result.meta.get('matmul_n') or 0)} this one reached only "
-                     f"{w.percent(g['mm']['fraction_of_peak'])} of the measured roof.")
+            text += " The fused chain could not run here (it needs `brrr.kernels`)."
         else:
-            facts["outcome"] = "about the same"
-            text += (" The chain and the matmul ran at about the same FLOP/s: most CPUs have no separate unit for "
-                     "float32 matmuls, so both keep the same vector (SIMD) units busy, and there is no sixteen-fold gap to find.")
+            facts["outcome"] = ("matmul faster" if ratio > 1 + w.SAME else
+                                "chain faster" if ratio < 1 / (1 + w.SAME) else "about the same")
+            text += {"matmul faster": f" The matmul did {w.times(ratio)} the chain's FLOP/s.",
+                     "chain faster": f" Here the chain outran the matmul, {w.times(1 / ratio)} its FLOP/s.",
+                     "about the same": " The chain and the matmul ran at about the same FLOP/s."}[facts["outcome"]]
+            text += " The spec sheets' gap is a GPU's: tensor cores against its general math."
         if g["chain"] and g["chain"]["fraction_of_peak"] > ABOVE_ROOF:
             text += (" The chain's rate is above the measured roof: that roof is a matmul's best, not the limit of "
                      "the vector units, which a well-vectorised chain can come closer to.")
@@ -108,7 +98,6 @@ def elementwise_gap(result, references=()) -> Prose:
     x2 = g["x2"]
     dev_meta = result.meta.get("device") or {}
     bw = dev_meta.get("peak_bandwidth")
-    t = ""
     t = "`x * 2` does one multiplication per 8 bytes moved"
     if g["chain"] and g["chain"]["gflops"] > x2["gflops"]:
         t += f", and reached {w.times(g['chain']['gflops'] / x2['gflops'])} fewer FLOP/s than the chain."

@@ -18,16 +18,9 @@ THIS_RUNS_BEST = "this run's best"
 # --- the shape of a curve ---------------------------------------------------------------------
 
 def curve(xs, ys) -> dict:
-    """The shape of ``ys`` against increasing ``xs``.
-
-    ``shape`` is 'flat' (best under 1.3x the worst), 'falls after its best' (the last
-    point is below 80% of the best), 'uneven' (the last point is back near the best,
-    after a fall below 80% of it: ``low_x`` is the lowest point past the best), 'still
-    rising' (only the last point is on the plateau) or 'flattens' (the plateau, the
-    points from ``plateau_x`` on, all at 80% of the best or more, holds two points or
-    more). ``half_x``: the first x at half the best; ``dips``: (x before, x after) pairs
-    where the curve fell by 30% or more on its way up to its best.
-    """
+    """The shape of ``ys`` against increasing ``xs``: 'flat', 'falls after its best', 'uneven' (back near
+    the best after a fall), 'still rising' or 'flattens' (from ``plateau_x``, every point at PLATEAU of the
+    best); ``half_x``, the first x at half the best; ``dips``, falls by 1 - DIP on the way up."""
     pairs = sorted(zip(xs, ys))
     xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
     best = max(ys)
@@ -57,7 +50,7 @@ def _uneven(c: dict, what: str, value) -> str:
     """The sentence for an 'uneven' curve (``value`` formats a y value)."""
     return (f" The curve is uneven: after its best at {what} = {w.number(c['best_x'])} it fell to {value(c['low'])} "
             f"at {what} = {w.number(c['low_x'])}, then came back to {value(c['last'])} at {what} = "
-            f"{w.number(c['last_x'])}. The model predicts a steady rise; rerunning the sweep shows whether the fall repeats.")
+            f"{w.number(c['last_x'])}; rerunning the sweep shows whether the fall repeats.")
 
 
 def _dips(c: dict, what: str, worse: str) -> str:
@@ -66,9 +59,8 @@ def _dips(c: dict, what: str, worse: str) -> str:
         return ""
     a, b = c["dips"][0]
     more = f" (and {len(c['dips']) - 1} more such dip{'s' if len(c['dips']) > 2 else ''})" if len(c["dips"]) > 1 else ""
-    return (f" The rise is not smooth: {what} = {w.number(b)} {worse} {what} = {w.number(a)}{more}. "
-            "The model predicts that a larger problem is never slower per FLOP; rerunning the sweep shows whether "
-            "the dip repeats.")
+    return (f" The rise is not smooth: {what} = {w.number(b)} {worse} {what} = {w.number(a)}{more}; "
+            "rerunning the sweep shows whether the dip repeats.")
 
 
 def _kind_of_peak(result) -> str:
@@ -93,9 +85,8 @@ def _above_roof_sentence(result, above: list, what: str) -> str:
         return ""
     names = ", ".join(f"{what} = {w.number(x)}" for x in above)
     if w.is_cpu(result):
-        return (f" {names} measured above the line. That line is a measured roof: the best of a few NumPy "
-                "matmuls that `brrr.device()` timed once and cached, not the hardware's peak, so a later, "
-                "quieter or better-tuned run can beat it. The hardware's own limit is higher still.")
+        return (f" {names} measured above the line: it is a measured roof (the best of a few NumPy matmuls "
+                "timed once), not the hardware's peak, so a run can beat it.")
     return (f" {names} measured above the spec-sheet peak, which no part should do for long: the datasheet "
             "figure assumes a clock this part exceeded, or the timing was disturbed.")
 
@@ -122,11 +113,9 @@ def matmul_curve(result, references=()) -> Prose:
         text += (f" From n = {w.number(c['plateau_x'])} on, the curve flattens: every larger matrix ran within "
                  f"{w.percent(1 - PLATEAU)} of the best.")
         if c["best"] >= HALF * c["peak"]:
-            text += (" There the matmul is compute-bound: the arithmetic units, not the fixed cost of a call or "
-                     "the memory traffic, set its time.")
+            text += " There the matmul is compute-bound."
         else:
-            text += (f" It levels off at only {frac(c['best_x'])} of the {kind}, so even there something other than "
-                     "the arithmetic units holds it back.")
+            text += f" It levels off at only {frac(c['best_x'])} of the {kind}."
     elif c["shape"] == "still rising":
         text += (f" It was still rising at the largest size, n = {w.number(c['last_x'])}: this sweep stopped "
                  "before the curve flattened" + (" (the quick build stops at small matrices)."
@@ -138,23 +127,21 @@ def matmul_curve(result, references=()) -> Prose:
         item = 2 if c["dtype"] in ("float16", "bfloat16") else 8 if c["dtype"] == "float64" else 4
         if llc and 3 * item * c["best_x"] ** 2 <= llc < 3 * item * c["last_x"] ** 2:
             text += (f" The three matrices of n = {w.number(c['last_x'])} ({w.size(3 * item * c['last_x'] ** 2)}) "
-                     f"no longer fit in the {w.size(llc)} last-level cache, and the library's blocking did not "
-                     "fully hide the trips to DRAM.")
+                     f"no longer fit in the {w.size(llc)} last-level cache.")
         else:
-            text += " That is not what the model predicts; rerunning the sweep shows whether it repeats."
+            text += " Rerunning the sweep shows whether it repeats."
     elif c["shape"] == "uneven":
         text += _uneven(c, "n", w.rate)
     else:
-        text += (" The curve barely changed across the sweep: it never showed the rise that small matmuls "
-                 "should show, which a short sweep can hide.")
+        text += " The curve barely changed across the sweep."
     text += _dips(c, "n", "ran at fewer FLOP/s than")
     text += _above_roof_sentence(result, c["above"], "n")
     roof_n = _roof_size(result)
     busy = roof_n in c["fractions"] and c["fractions"][roof_n] < HALF
     if busy:
         text += (f" At n = {w.number(roof_n)}, the very size the measured roof was taken at, this run reached only "
-                 f"{frac(roof_n)} of it: the roof is the best of a few calls timed when `brrr` first met this "
-                 "machine, and this is a median of many; re-running the sweep shows whether the gap repeats.")
+                 f"{frac(roof_n)} of it (the roof is the best of a few calls, this a median of many); rerunning the "
+                 "sweep shows whether the gap repeats.")
     facts = {"outcome": c["shape"], "best_flops": c["best"], "best_n": c["best_x"], "peak": c["peak"], "busy": busy,
              "best_fraction": c["best"] / c["peak"], "first_fraction": c["fractions"][c["first_x"]],
              "plateau_n": c["plateau_x"], "half_n": c["half_x"], "above_roof": c["above"]}
@@ -172,9 +159,7 @@ def _reference_matmul(run, c: dict) -> Prose:
           ", still rising at its largest size." if r["shape"] == "still rising" else ".")
     if r["half_x"] > c["half_x"]:
         t += (f" It needed larger matrices to get going: it first reached half its best at n = "
-              f"{w.number(r['half_x'])}, this run at n = {w.number(c['half_x'])}. A GPU spreads a matmul over "
-              "all its streaming multiprocessors, and a small one leaves most of them idle while still "
-              "paying microseconds to launch.")
+              f"{w.number(r['half_x'])}, this run at n = {w.number(c['half_x'])}.")
     elif r["half_x"] < c["half_x"]:
         t += (f" It reached half its best sooner, at n = {w.number(r['half_x'])} against this run's "
               f"n = {w.number(c['half_x'])}.")

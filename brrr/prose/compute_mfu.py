@@ -1,6 +1,5 @@
-"""Chapter 1, compute: model FLOP utilisation (MFU) of one Linear layer against the batch, and
-why a small batch is low (its roofline regime, its time against the roofline's least time).
-"""
+"""Chapter 1, compute: model FLOP utilisation (MFU) of one Linear layer against the batch, and the
+smallest batch's roofline regime and time against the roofline's least time."""
 from __future__ import annotations
 
 from . import Prose, with_references
@@ -29,14 +28,13 @@ def mfu(result, references=()) -> Prose:
     peak = result.meta.get("peak_flops") or first["peak_flops"]
     text = (f"MFU here is the layer's FLOP/s over one peak, the FP32 general-math {kind} of {w.rate(peak)}: the "
             "layer runs in float32 with TF32 off, so that is its roof"
-            + ("" if w.is_cpu(result) else "; against the tensor cores' far higher matmul peak, the convention "
-               "for whole models, every MFU here would be many times smaller")
+            + ("" if w.is_cpu(result) else " (against the tensor cores' peak, the convention for whole models, "
+               "every MFU here would be far smaller)")
             + f". On {w.device_of(result)}, with a batch of {first['batch']} the `Linear({width}, {width})` layer "
             f"ran at {w.percent(c['first'])} MFU; the best batch, {w.number(c['best_x'])}, reached "
             f"{w.percent(c['best'])}")
     if c["best"] > (1 + w.SAME) * c["first"]:
-        text += (f", {w.times(c['best'] / c['first'])} as much. Same layer, same weights, same FLOPs per row: "
-                 "only the batch changed.")
+        text += f", {w.times(c['best'] / c['first'])} as much."
     else:
         text += ": the batch made little difference here."
     if c["shape"] == "flattens":
@@ -49,7 +47,7 @@ def mfu(result, references=()) -> Prose:
         nbytes = {r["batch"]: r["nbytes"] for r in result.records}
         text += (f": its {w.size(nbytes[c['last_x']])} of weights and activations no longer fit in the "
                  f"{w.size(llc)} last-level cache." if llc and nbytes[c["best_x"]] <= llc < nbytes[c["last_x"]]
-                 else ", which the model does not predict; rerunning the sweep shows whether it repeats.")
+                 else "; rerunning the sweep shows whether it repeats.")
     elif c["shape"] == "uneven":
         text += _uneven(c, "batch", w.percent)
     text += _dips(c, "batch", "had a lower MFU than")
@@ -67,7 +65,7 @@ def mfu(result, references=()) -> Prose:
         if ratio > OVERHEAD:
             text += (f" It took {w.seconds(first['seconds'])}, {w.times(ratio)} the roofline's least time of "
                      f"{w.seconds(first['roofline_seconds'])}: most of the call is neither arithmetic nor memory "
-                     "traffic, which is what a fixed cost per call looks like (Chapter 3 measures it).")
+                     "traffic, as with a fixed cost per call (Chapter 3 measures it).")
             facts["small_batch"] = "overhead"
         elif ratio < 1:
             llc = (result.meta.get("device") or {}).get("l2_bytes")
@@ -107,7 +105,4 @@ def _reference_mfu(run, c: dict) -> Prose:
          f"{w.number(r['first_x'])} and {w.percent(r['best'])} at its best batch, {w.number(r['best_x'])}; it "
          f"first reached half its best MFU at batch {w.number(r['half_x'])}, "
          + (f"this run at batch {w.number(c['half_x'])}." if r["half_x"] != c["half_x"] else "as did this run."))
-    if r["half_x"] > c["half_x"]:
-        t += (" A GPU's peak is so much higher that it takes far more rows before the arithmetic, rather "
-              "than the weights' trip from memory and the launch, sets the time.")
     return Prose(t, {f"reference {w.device_of(run)}": r["best"]})

@@ -52,14 +52,6 @@ def _who(names: list) -> str:
     return f"the {families[0]}" if len(families) == 1 and families[0] not in names else w.listing(names)
 
 
-def _short(name: str) -> str:
-    """'NVIDIA RTX A6000' -> 'RTX A6000', 'Tesla T4' -> 'T4'."""
-    for prefix in ("NVIDIA ", "Tesla "):
-        if name.startswith(prefix):
-            return name[len(prefix):]
-    return name
-
-
 def _cards(names: list) -> str:
     """'the eight GeForce RTX cards (3070 to 5090)' when every one of ``names`` is a GeForce RTX card,
     else their short names."""
@@ -68,18 +60,7 @@ def _cards(names: list) -> str:
     if len(names) > 1 and all(models):
         lo, hi = min(m.group(1) for m in models), max(m.group(1) for m in models)
         return f"the {w.spelled(len(names))} GeForce RTX cards ({lo} to {hi})"
-    return w.listing(_short(g) for g in names)
-
-
-def _between(ratios: dict, training: list, small: list) -> str:
-    """The parts that are neither training parts nor small, grouped by their ratio: '4 on the L4, A10,
-    L40S and RTX A6000; 8 on the T4'."""
-    trained = {g for g in ratios if any(_family(g) in fs for _, fs, _ in training)}
-    groups = {}
-    for g, r in ratios.items():
-        if g not in trained and g not in small:
-            groups.setdefault(w.number(r, 2), []).append(_short(g))
-    return "; ".join(f"{r} on the {w.listing(gs)}" for r, gs in sorted(groups.items(), key=lambda kv: float(kv[0])))
+    return w.listing(names)
 
 
 def spec_ratios(frame) -> Prose:
@@ -101,9 +82,6 @@ def spec_ratios(frame) -> Prose:
                  f"rate, put more FP16 throughput into their tensor cores than into general math: {w.listing(parts)}."
                  + (" He's sixteen-fold gap is the A100's." if any("A100" in f for _, fs, _ in training for f in fs)
                     else ""))
-    between = _between(ratios, training, small) if training or small else ""
-    if between:
-        text += f" The other parts, without half-rate FP64 on their spec sheets: {between}."
     if small:
         geforce = all("GeForce" in g for g in small)
         text += (f" The small ratios belong to {_cards(small)}"
@@ -111,8 +89,7 @@ def spec_ratios(frame) -> Prose:
                     "rate of FP16 accumulation." if geforce else ".")
                  + " Even there, a matmul can use the tensor cores and nothing else can.")
     return Prose(text, {"min_ratio": ratios[lo], "max_ratio": ratios[hi], "min_gpu": lo, "max_gpu": hi,
-                        "training": {arch: families for arch, families, _ in training}, "small": small,
-                        "between": between})
+                        "training": {arch: families for arch, families, _ in training}, "small": small})
 
 
 # --- the tensor-core sweep --------------------------------------------------------------------
@@ -140,9 +117,8 @@ def constant_data(result, what: str) -> str:
     the experiments said what they multiply (``meta['data']``; since then, random normal values)."""
     if result.meta.get("data") is not None or w.is_cpu(result):
         return ""
-    return (f" The matrices behind {what} were constants (every element one), as brrr's matmul benchmarks were "
-            "before this edition: constant data switches fewer bits and lets a GPU hold a higher clock, so they "
-            "can be higher than random data gets; a rerun with this edition (random normal matrices) shows by how much.")
+    return (f" The matrices behind {what} were constants (every element one), which a GPU can multiply at a higher "
+            "clock than random data; a rerun with this edition, which multiplies random matrices, shows by how much.")
 
 
 def _tensor_summary(result, fp32=None, where: str = "") -> str:
@@ -190,14 +166,12 @@ def tensor_cores(result, references=(), fp32=None, fp32_references=()) -> Prose:
     else:
         device = w.device_of(fp32) if fp32 is not None else "This device"
         cpu = fp32 is None or w.is_cpu(fp32)
-        why = (" (tensor cores are a GPU's; most CPUs multiply float32 matrices on the same vector units as "
-               "everything else)" if cpu else "")
+        why = " (tensor cores are a GPU's)" if cpu else ""
         if not references:
             facts["outcome"] = "nothing to show"
-            return Prose(f"{device} has no tensor cores{why}, so this cell measured nothing here; and no reference "
-                         "GPU run of the tensor-core sweep ships with this edition of the book yet, so there is no "
-                         "figure either. On a GPU runtime (Colab's, for one) the cell measures TF32, FP16 and BF16 "
-                         "matmuls; the spec sheets above say by how much they should beat FP32 general math.", facts)
+            return Prose(f"{device} has no tensor cores{why}, so this cell measured nothing here; and "
+                         + w.no_reference("the tensor-core sweep", None)[0].lower()
+                         + w.no_reference("the tensor-core sweep", None)[1:], facts)
         facts["outcome"] = "reference only"
         text = (f"{device} has no tensor cores{why}, so this cell measured nothing here; "
                 "[the tensor-core figure](#fig-tensor-cores) shows the reference GPU's run instead.")

@@ -1,17 +1,6 @@
-"""Chapter 7, diagnosing a model: sentences chosen by the profiles and the remedies.
-
-Each function takes the chapter's live result (a :func:`brrr.profile` table, or a
-Result of :mod:`brrr.experiments.diagnosis`) and the reference runs of the same
-experiment (Results from :func:`brrr.reference.beside`; a profile table saved as a
-Result comes back through :func:`brrr.reference.as_frame`), and returns
-:class:`~brrr.prose.Prose`.
-
-One module per part of the chapter, gathered here so that the chapter and the tests
-name one place: :mod:`.diagnosis_regimes` (a profile's regimes, its replay floor, the
-rows against the whole model), :mod:`.diagnosis_models` (BERT, the backward pass,
-ResNet-18) and :mod:`.diagnosis_remedies` (``torch.compile``, a larger batch, low
-precision).
-"""
+"""Chapter 7, diagnosing a model: each function takes the live result (a :func:`brrr.profile` table or a
+Result of :mod:`brrr.experiments.diagnosis`) and its reference runs, and returns :class:`~brrr.prose.Prose`.
+Gathered here from :mod:`.diagnosis_regimes`, :mod:`.diagnosis_models` and :mod:`.diagnosis_remedies`."""
 from __future__ import annotations
 
 from .diagnosis_models import (backward, backward_facts, bert, bert_facts, resnet,

@@ -1,6 +1,4 @@
-"""Chapter 7, diagnosing a model: where the FLOPs and the time of whole models go. BERT against
-Ivanov et al. (2021), the backward pass against the forward, and ResNet-18's convolutions.
-"""
+"""Chapter 7: BERT against Ivanov et al. (2021), the backward pass against the forward, ResNet-18."""
 from __future__ import annotations
 
 import math
@@ -97,33 +95,12 @@ def _gap(value: float) -> str:
     return f"{w.number(value)}×" if math.isfinite(value) else "an unmeasured factor"
 
 
-PUBLISHED_MATMUL_TIME = 0.61
-FLOOR_SHARE = 0.10    # the replay floor counts as a cause where it is over 10% of the small operators' time
-CLOSE_SHARE = 0.05    # a time share within 5 points of the published 61% is "close to the paper's"
+FLOOR_SHARE = 0.10    # the replay floor is named where it is over 10% of the small operators' time
 
 
-def _causes(b) -> dict:
-    """What moves time towards the matmuls (+1) or away from them (-1), with the words for it."""
-    ratio = b["v100_ridge"] / b["ridge"]
-    ridge = 1 if ratio > 1 + w.SAME else -1 if ratio < 1 / (1 + w.SAME) else 0
-    m, s = b["mm_eff"], b["small_eff"]
-    eff = 1 if m < s / (1 + w.SAME) else -1 if s < m / (1 + w.SAME) else 0
-    out = {}
-    if ridge:
-        out["ridge"] = (ridge, f"the {'lower' if ridge > 0 else 'higher'} ridge of {b.get('mm_dtype') or 'these'} "
-                               "matmuls")
-    if eff:
-        out["efficiency"] = (eff, "the matmuls running further below their roof than the small operators" if eff > 0
-                             else "the small operators running further below their roofs than the matmuls")
-    if b["floor_share"] > FLOOR_SHARE:
-        out["floor"] = (-1, f"the replay floor (see above; {w.percent(b['floor_share'])} of the small operators' "
-                            "replayed time)")
-    return out
-
-
-def _why_share(b) -> tuple:
-    """(text, outcome): the matmuls' share of the time against the paper's 61%, and what moved it, from
-    this device's ridge against the V100's, the classes' efficiencies and the replay floor."""
+def _why_share(b) -> str:
+    """What sets the matmuls' share of the time, as measured here: this device's ridge for these matmuls
+    against the V100's, each class's efficiency, and the replay floor's part of the small operators' time."""
     ratio = b["v100_ridge"] / b["ridge"]
     rel = (f"{w.times(ratio)} lower" if ratio > 1 + w.SAME else
            f"{w.times(1 / ratio)} higher" if ratio < 1 / (1 + w.SAME) else "about the same")
@@ -138,40 +115,12 @@ def _why_share(b) -> tuple:
         text += (f" The ridge is the dtype's, not only the device's: in 16 bits on its tensor cores this device's "
                  f"ridge is {w.number(tr)} FLOP/byte, which a profile of the layer in that dtype would test.")
     text += (" The lower the ridge, the less a memory-bound operator falls behind the matmuls' "
-            f"FLOP/s, and the more of the time the matmuls take. The matmuls ran at {w.percent(b['mm_eff'])} of their "
-            f"roof and the normalisation and elementwise operators at {w.percent(b['small_eff'])} of theirs.")
-    causes = _causes(b)
-    towards, away = _joined(causes, 1), _joined(causes, -1)
-    if b["mm_time"] > PUBLISHED_MATMUL_TIME + CLOSE_SHARE:
-        if towards:
-            back = f"; {away} moved some of it back" if away else ""
-            return text + f" {_cap(towards)} moved time towards the matmuls{back}.", "more: explained"
-        return (text + " Neither the ridge nor the efficiencies moved time towards the matmuls, so the difference "
-                "lies in the layer itself, whose sizes are not the paper's."), "more: unexplained"
-    if b["mm_time"] < PUBLISHED_MATMUL_TIME - CLOSE_SHARE:
-        if away:
-            back = f"; {towards} moved some of it back" if towards else ""
-            return text + f" {_cap(away)} moved time away from the matmuls{back}.", "less: explained"
-        return (text + " Nothing here moved time away from the matmuls, so the difference lies in the layer itself, "
-                "whose sizes are not the paper's."), "less: unexplained"
-    if towards and away:
-        return (text + f" {_cap(towards)} and {away} pull in opposite ways and roughly cancel, leaving the share "
-                "close to the paper's."), "close: cancel"
-    if towards or away:
-        return (text + f" {_cap(towards or away)} would move time {'towards' if towards else 'away from'} the "
-                "matmuls, yet their share is close to the paper's: the layer's sizes are not the paper's either."), \
-            "close: one way"
-    return text + " Nothing here moves the share far from the paper's.", "close: nothing"
-
-
-def _joined(causes: dict, direction: int) -> str:
-    """The causes pulling one way, each set off by commas: 'a, and b,' reads apart where 'a and b' would not."""
-    items = [words for d, words in causes.values() if d == direction]
-    return "".join(items) if len(items) <= 1 else ", and ".join(items) + ","
-
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
+             f"FLOP/s, and the more of the time the matmuls take. The matmuls ran at {w.percent(b['mm_eff'])} of their "
+             f"roof and the normalisation and elementwise operators at {w.percent(b['small_eff'])} of theirs.")
+    if b["floor_share"] > FLOOR_SHARE:
+        text += (f" The replay floor (see above) makes {w.percent(b['floor_share'])} of the small operators' "
+                 "replayed time.")
+    return text
 
 
 def _why_gaps(b) -> str:
@@ -182,9 +131,7 @@ def _why_gaps(b) -> str:
     if b["norm_gap"] < 250 and b["ew_gap"] < 700:
         text = " The FLOP/s gaps are smaller than published."
     elif b["norm_gap"] > 250 and b["ew_gap"] > 700:
-        text = " The FLOP/s gaps are larger than published" + (
-            ": part of the small operators' time here is the replay floor every row pays (see above)."
-            if b["floor_share"] > FLOOR_SHARE else ".")
+        text = " The FLOP/s gaps are larger than published."
     else:
         text = " One FLOP/s gap is above the published one and the other below."
     if math.isfinite(b["norm_roof_gap"]) and math.isfinite(b["ew_roof_gap"]) and b["ew_roof_gap"] > 0:
@@ -198,15 +145,12 @@ def _why_gaps(b) -> str:
 def bert(table, references=()) -> Prose:
     """Ivanov et al.'s BERT measurement against this run: FLOP and time shares of the matmuls,
     normalisations and elementwise operators, their FLOP/s gaps, and whether the shape holds; what
-    moved the time (the ridge against the V100's, the efficiencies, the replay floor)."""
+    sets the time (the ridge against the V100's, the efficiencies, the replay floor)."""
     b = bert_facts(table)
     who = f"With {b['tokens']:,} tokens through the layer, the" if b["tokens"] else "The"
-    text = (f"{who} matmuls did {_pct(b['mm_flops'])} of the FLOPs (published: 99.8%) and took "
-            f"{_pct(b['mm_time'])} of the time (published: 61%). The normalisations took {_pct(b['norm_time'])} "
-            f"(published: 25.5%) and the elementwise operators {_pct(b['ew_time'])} (published: 13.5%), "
-            f"with {_pct(b['small_flops'])} of the FLOPs between them. Measured as achieved FLOP/s, the "
-            f"normalisations ran {_gap(b['norm_gap'])} and the elementwise operators {_gap(b['ew_gap'])} "
-            "below the matmuls (published: 250× and 700×).")
+    text = (f"{who} matmuls did {_pct(b['mm_flops'])} of the FLOPs and took {_pct(b['mm_time'])} of the time "
+            "(published: 99.8% and 61%); the table sets each class's shares and FLOP/s gap beside the published "
+            "ones.")
     text += {
         "reproduced": " This run reproduces the published shape: the FLOPs are almost all matmul, the time is not.",
         "weaker": (" The published shape is there, but weaker: the FLOPs are almost all matmul, yet the other "
@@ -214,24 +158,19 @@ def bert(table, references=()) -> Prose:
         "not reproduced": (" This run does not reproduce the published shape: the matmuls took almost all of "
                            "the time as well as the FLOPs."),
     }[b["shape"]]
-    why, share_outcome = _why_share(b)
-    text += why + _why_gaps(b)
-    text += (f" The byte shares do not depend on the machine: the normalisation and elementwise operators "
-             f"moved {_pct(b['small_bytes'])} of the bytes.")
+    text += _why_share(b) + _why_gaps(b)
+    text += f" The normalisation and elementwise operators moved {_pct(b['small_bytes'])} of the bytes."
     facts = {k: b[k] for k in ("mm_flops", "mm_time", "norm_time", "ew_time", "norm_gap", "ew_gap",
                                 "small_bytes", "shape", "mm_eff", "small_eff", "ridge")}
-    facts.update(outcome=b["shape"], share_outcome=share_outcome)
+    facts.update(outcome=b["shape"])
     return with_references(Prose(text, facts), references, "this profile", _reference_bert, shown="table")
 
 
 def _reference_bert(run) -> Prose:
     r = bert_facts(run)
-    t = (f"{w.reference_intro(run)}, the matmuls took {_pct(r['mm_time'])} of the time, the normalisations "
-         f"{_pct(r['norm_time'])} and the elementwise operators {_pct(r['ew_time'])}; the FLOP/s gaps were "
-         f"{_gap(r['norm_gap'])} and {_gap(r['ew_gap'])}. "
-         + {"reproduced": "It reproduces the published shape.",
-            "weaker": "The published shape is there, but weaker.",
-            "not reproduced": "It does not reproduce the published shape."}[r["shape"]])
+    t = f"{w.reference_intro(run)}, " + {"reproduced": "the profile reproduces the published shape.",
+                                          "weaker": "the published shape is there, but weaker.",
+                                          "not reproduced": "the profile does not reproduce the published shape."}[r["shape"]]
     return Prose(t, {f"reference {w.device_of(run)}": r["shape"]})
 
 
@@ -255,12 +194,11 @@ def backward(table, references=()) -> Prose:
     rf, rt = b["flop_ratio"], b["time_ratio"]
     text = f"The backward pass did {w.number(rf)} times the forward pass's FLOPs"
     if rf < 1.9:
-        text += (": a little under the rule of thumb of 2 (a linear layer needs two matmuls going back, one for "
-                 "the gradient of its input and one for that of its weight), because the block's input needs no "
-                 "gradient, so the three projections that read it skip the first of the two.")
+        text += (": a little under the rule of thumb of 2, because the block's input needs no gradient, so the "
+                 "three projections that read it skip the matmul for their input's gradient.")
         flop_outcome = "under 2"
     elif rf <= 2.1:
-        text += ": about the rule of thumb of 2, two matmuls going back for every one going forward."
+        text += ": about the rule of thumb of 2."
         flop_outcome = "about 2"
     else:
         text += (": more than the rule of thumb of 2, because the backward passes of layer norm, softmax and "
@@ -268,9 +206,8 @@ def backward(table, references=()) -> Prose:
         flop_outcome = "over 2"
     text += f" It took {w.number(rt)} times the forward's operator time"
     if rt > rf * (1 + w.SAME):
-        text += (", more than its share of FLOPs: the backward pass adds operators of its own "
-                 "(gradient accumulation, sums over the batch for the bias gradients, the backward passes of "
-                 "layer norm, softmax and GELU), which cost time and few FLOPs.")
+        text += (", more than its share of FLOPs: the backward pass adds operators with few FLOPs of its own "
+                 "(the backward passes of layer norm, softmax and GELU, the sums for the bias gradients).")
         time_outcome = "more than FLOPs"
     elif rt < rf / (1 + w.SAME):
         text += ", less than its share of FLOPs."
@@ -285,8 +222,7 @@ def backward(table, references=()) -> Prose:
         text += ", so their share does not shrink when you train."
         share_outcome = "not smaller"
     else:
-        text += (": a smaller share going back, because the backward pass doubles the matmuls, but the "
-                 "non-matmul operators still cost a large part of it.")
+        text += ": a smaller share going back."
         share_outcome = "smaller"
     facts = {"flop_ratio": rf, "time_ratio": rt, "flop_outcome": flop_outcome, "time_outcome": time_outcome,
              "share_outcome": share_outcome, "fwd_other_share": a, "bwd_other_share": z}
@@ -339,11 +275,10 @@ def resnet(table, references=()) -> Prose:
         text += ": almost all of it."
         outcome = "almost all"
     elif r["conv_time"] >= 0.5:
-        text += ": most of it, but not all; batch norm, ReLU, the residual additions and pooling took the rest."
+        text += ": most of it, but not all."
         outcome = "most"
     else:
-        text += (": less than half; batch norm, ReLU, the residual additions and pooling, with almost no FLOPs, "
-                 "took the larger part of the time.")
+        text += ": less than half."
         outcome = "less than half"
     if math.isfinite(r["conv_rate"]) and math.isfinite(r["conv_eff"]):
         text += (f" The convolutions ran at {w.rate(r['conv_rate'])}, {w.percent(r['conv_eff'])} of their roofline "

@@ -1,10 +1,5 @@
-"""Chapter 7, diagnosing a model: the regimes of a profile. The fixed cost of a call, how the
-rows split between compute-, memory- and overhead-bound by time, which operators landed where,
-the replay floor, rows above their roof, and the rows' sum against one run of the whole model.
-
-Also the helpers the chapter's other sentences share: a profile table from a saved Result
-(:func:`frame`), its device, and whether it ran on a CPU.
-"""
+"""Chapter 7: a profile's regimes, replay floor and slow rows, the rows against the whole model; and
+the helpers the chapter's other sentences share (:func:`frame`, the device, whether it is a CPU)."""
 from __future__ import annotations
 
 import math
@@ -13,6 +8,7 @@ from . import Prose, paragraphs, with_references
 from . import words as w
 from ..results import ran_on_cpu
 from .words import ABOVE_ROOF
+from .worked import why_above
 
 REGIMES = ("compute-bound", "memory-bound", "overhead-bound")
 FLOOR_FACTOR = 3.0     # a replay floor above 3x the fixed cost is "far above" it
@@ -87,27 +83,21 @@ def regime_facts(data) -> dict:
 # --- the small block: regimes -----------------------------------------------------------------
 
 def _fixed_cost(f: dict) -> Prose:
-    """The fixed cost the regimes use, and chapter 3's call timed beside it: what each is."""
-    o, c3 = f["overhead"], f["chapter3"]
-    threads = ", at PyTorch's default thread count" if f["cpu"] else ""
-    text = (f"The fixed cost of one PyTorch call on {f['device']}, measured as `torch.add(a, b)` on "
-            f"one-element tensors called back to back (a new output each call, as a model's operators "
-            f"allocate theirs{threads}), was {w.seconds(o)}.")
+    """The fixed cost the regimes use, and chapter 3's call timed beside it."""
+    o, c3, cpu = f["overhead"], f["chapter3"], f["cpu"]
+    threads = ", at PyTorch's default thread count" if cpu else ""
+    text = (f"The fixed cost of one PyTorch call on {f['device']}, measured as `torch.add(a, b)` on one-element "
+            f"tensors called back to back (a new output each call, as a model's operators allocate theirs"
+            f"{threads}), was {w.seconds(o)}.")
     facts = {"overhead_seconds": o}
     if c3 and math.isfinite(c3):
         outcome, rel = w.longer_or_shorter(c3, o, "the profiler's")
-        differ = ("two ways, the preallocated output and the thread count" if f["cpu"] else
-                  "one way, the preallocated output")
-        text += (f" Chapter 3's fixed cost times a slightly different call, `torch.add(a, b, out=out)`"
-                 f"{' with one thread' if f['cpu'] else ''}, whose output is preallocated so that its size sweep "
-                 f"does not time the allocator. Timed on this page right after, it took {w.seconds(c3)}, {rel}")
-        if outcome == "same":
-            text += ", so on this device the two calls cost the same."
-        else:
-            text += (f". The two calls differ in {differ}, and [Chapter 3](03_overhead.ipynb) times them side "
-                     "by side to tell the effects apart.")
-        text += (" Both numbers are the same kind of thing, the flat part of time against size, each for "
-                 "its own call.")
+        text += (f" Chapter 3's call, `torch.add(a, b, out=out)`{' with one thread' if cpu else ''} into a "
+                 f"preallocated output, took {w.seconds(c3)} timed right after, {rel}")
+        differ = "the preallocated output" + (" and the thread count" if cpu else "")
+        text += (", so on this device the two calls cost the same." if outcome == "same" else
+                 f". The two calls differ in {differ}, and [Chapter 3](03_overhead.ipynb) times them side by side "
+                 "to tell the effects apart.")
         facts.update(chapter3_seconds=c3, chapter3_vs_profiler=outcome)
     return Prose(text, facts)
 
@@ -142,16 +132,12 @@ def regimes(table, references=()) -> Prose:
     if not over["rows"] and "smallest" in f:
         op, t_min = f["smallest"]
         text += (f" No row was overhead-bound: even the smallest, `{op}`, needs {w.seconds(t_min)} at the "
-                 f"roof, {w.times(t_min / f['overhead'])} the fixed cost of a call. These tensors are large "
-                 "enough that on this device the work, not the call, sets the least time.")
+                 f"roof, {w.times(t_min / f['overhead'])} the fixed cost of a call.")
         facts["outcome"] = "none overhead-bound"
     elif over["rows"] == f["rows"]:
-        text += (" Every row was overhead-bound: on this device not one operator of the block needs as "
-                 "long at its roof as it takes to issue the call.")
+        text += " Every row was overhead-bound."
         facts["outcome"] = "all overhead-bound"
     else:
-        text += (f" The {over['rows']} overhead-bound row{'s' if over['rows'] > 1 else ''} would take less "
-                 "time at the roof than issuing the call does.")
         facts["outcome"] = "some overhead-bound"
     if f["memory_bound_matmuls"]:
         one = len(f["memory_bound_matmuls"]) == 1
@@ -166,15 +152,11 @@ def regimes(table, references=()) -> Prose:
     parts = [fixed, Prose(text, facts), floor(table), slow_rows(table)]
     above = f["above_roof"]
     if above:
-        llc = _summary(frame(table)).get("l2_bytes") or 0
-        text = (f"{_ops(above)} measured faster than {'its' if len(above) == 1 else 'their'} roofline time, "
-                "above the roof. ")
-        text += ("This device's roof is its own measured peak (one NumPy matmul and one large copy), not a "
-                 "hardware limit, and PyTorch's kernels beat it here: the roof understates the machine."
-                 if f["cpu"] else
-                 f"Their inputs fit in the {w.size(llc)} L2 cache, which the flush before each sample empties "
-                 "only partly, so some bytes came from the cache, faster than from DRAM.")
-        parts.append(Prose(text, {"above_roof": above}))
+        t, one = frame(table), len(above) == 1
+        why = why_above(float(t[t.op.isin(above)].nbytes.max()), _summary(t).get("l2_bytes"), f["cpu"],
+                        "its" if one else "their")
+        parts.append(Prose(f"{_ops(above)} measured faster than {'its' if one else 'their'} roofline time, above "
+                           f"the roof: {why}.", {"above_roof": above}))
     return with_references(paragraphs(*parts), references, "this profile", lambda run: _reference_regimes(run, f),
                            shown="table and the figure")
 
@@ -194,8 +176,7 @@ def _reference_regimes(run, f: dict) -> Prose:
 
 
 def floor(table) -> Prose:
-    """What replaying a one-element add costs, against the fixed cost of a call: why small
-    rows measure far above their roofline time (or not)."""
+    """What replaying a one-element add costs, against the fixed cost of a call."""
     f = regime_facts(table)
     fl, o = f["floor"], f["overhead"]
     if not fl or not math.isfinite(fl) or not o:
@@ -204,20 +185,17 @@ def floor(table) -> Prose:
     text = (f"Each row is timed by replaying it alone, after a cache flush. A one-element add replayed "
             f"the same way took {w.seconds(fl)}, ")
     if ratio > FLOOR_FACTOR:
-        text += (f"{w.times(ratio)} the fixed cost of a call: the flush also evicts the framework's own code "
-                 "and data, which must come back from DRAM before the call can even start. No row can measure "
-                 "less than that floor, so the replayed time of a small row, whatever its regime, is mostly "
-                 "floor, and its efficiency is low for that reason. A model running operator after operator "
-                 "keeps the framework in cache and does not pay it.")
+        text += (f"{w.times(ratio)} the fixed cost of a call timed back to back. No row can measure less than "
+                 "that floor, so the replayed time of a small row, whatever its regime, is mostly floor, and its "
+                 "efficiency is low for that reason.")
         outcome = "far above"
     elif ratio < 1 / (1 + w.SAME):
-        text += (f"{w.times(1 / ratio)} less than the fixed cost of a call: the rows are timed on the GPU's own "
-                 "clock, which does not see the host's cost of issuing the call. That is why a row can measure "
-                 "less than the fixed cost and still be overhead-bound in a real run.")
+        text += (f"{w.times(1 / ratio)} less than the fixed cost of a call" + (
+            "" if f["cpu"] else ": the rows are timed on the GPU's own clock, which does not see the host's cost "
+            "of issuing the call, so a row can measure less than the fixed cost and still be overhead-bound") + ".")
         outcome = "below"
     else:
-        text += ("close to the fixed cost of a call: the flush empties the device's cache, not the host's, so "
-                 "a replayed call costs about what a call costs.")
+        text += "close to the fixed cost of a call."
         outcome = "close"
     return Prose(text, {"floor_seconds": fl, "floor_outcome": outcome})
 
@@ -228,9 +206,8 @@ def _draws_random_numbers(op: str) -> bool:
 
 
 def slow_rows(table) -> Prose:
-    """The operators far below their roofs (under ``SLOW_EFFICIENCY``) that still hold much of the time
-    (over ``SLOW_SHARE``), and what the roofline's counts leave out for each: the work of drawing
-    random numbers, the replay floor, or something else it does not see."""
+    """The operators under ``SLOW_EFFICIENCY`` of their roofs that hold over ``SLOW_SHARE`` of the time, and
+    for each: random numbers the count leaves out, the replay floor, or where to look."""
     from ..profiler.counting import PER_ELEMENT_FLOPS
     t = frame(table)
     total = float(t.seconds.sum())
@@ -260,8 +237,7 @@ def slow_rows(table) -> Prose:
             what = "dropout's random mask" if any("dropout" in m for m in modules) else "random numbers"
             text += (f" `{op}` draws {what}. Drawing a random number takes many instructions per element, and brrr "
                      f"counts {per} FLOP{'s' if per != 1 else ''} per element, so its roofline time, and the label "
-                     f"{r.regime}, leave out most of its work. Fusing it with its neighbours would save its bytes, "
-                     "not that work.")
+                     f"{r.regime}, leave out most of its work.")
     floor_ops = [f"`{op}`" for op in slow.index if kinds[op] == "floor"]
     if floor_ops:
         text += (f" The rows of {w.listing(floor_ops)} averaged less than twice the replay floor of {w.seconds(fl)} "
@@ -270,8 +246,8 @@ def slow_rows(table) -> Prose:
     if other:
         one = len(other) == 1
         text += (f" The roofline counts only the FLOPs and bytes of {w.listing(other)}, and something it leaves out "
-                 f"holds {'it' if one else 'them'} back: more instructions per element than counted, a kernel that "
-                 "does not vectorise, or a strided layout that reads memory out of order.")
+                 f"holds {'it' if one else 'them'} back: `torch.profiler` lists the kernel{'' if one else 's'} "
+                 f"{'it' if one else 'they'} ran.")
     return Prose(text, {"slow_rows": [(op, float(r.share), float(r.efficiency), kinds[op])
                                       for op, r in slow.iterrows()]})
 
@@ -285,8 +261,7 @@ def rows_vs_model(table) -> Prose:
     text = f"The rows add up to {w.seconds(total)}, while one run of the whole model took {w.seconds(model)}"
     if ratio > 1 + w.SAME:
         text += (f": the rows take {w.times(ratio)} as long. Replayed alone after a flush, each operator reads "
-                 "its inputs from DRAM, where in the real run it often finds them still in cache because the "
-                 "operator before it just wrote them.")
+                 "its inputs from DRAM, where in the real run the operator before it has just written them.")
         if fl and math.isfinite(fl):
             text += (f" Each replay also pays the floor of {w.seconds(fl)}: {len(t)} rows of it make "
                      f"{w.percent(min(1.0, len(t) * fl / total))} of the sum.")
@@ -297,7 +272,6 @@ def rows_vs_model(table) -> Prose:
                  + " and issuing each operator, which no row contains.")
         outcome = "model longer"
     else:
-        text += (": about the same. The time between operators that no row contains (Python, module calls) "
-                 "and the cache each replay starts without roughly cancel out here.")
+        text += ": about the same."
         outcome = "same"
     return Prose(text, {"outcome": outcome, "rows_seconds": total, "model_seconds": model, "ratio": ratio})

@@ -1,7 +1,4 @@
-"""Chapter 7, diagnosing a model: the remedies. What ``torch.compile`` did against eager mode
-(and the time fusion could win back), what a larger batch did to the overhead-bound rows and
-the time per token, and what a low-precision dtype did to the bytes and the matmuls.
-"""
+"""Chapter 7's remedies: ``torch.compile`` against eager, a larger batch, a low-precision dtype."""
 from __future__ import annotations
 
 import math
@@ -11,7 +8,6 @@ from . import words as w
 from .diagnosis_regimes import frame
 
 NOISY = 0.25           # samples whose IQR exceeds 25% of the median are "noisy"
-BIG_BUDGET = 0.5       # fusable rows holding half the replayed time or more: much for fusion to win back
 
 
 def _times(result) -> dict:
@@ -69,23 +65,13 @@ def compile_outcome(result, eval_table, references=()) -> Prose:
         elif ratio > 1 + w.SAME:
             text += f": the compiled block ran {w.times(ratio)} as fast."
             outcome = "faster"
-            if w.is_cpu(result):
-                text += (" On a CPU the compiler also swaps in its own kernels for the matmuls and removes Python "
-                         "and dispatch work between operators, so not all of the gain is fusion.")
         elif ratio < 1 / (1 + w.SAME):
-            text += (f": the compiled block was {w.times(1 / ratio)} slower. Compiling does not promise a speed-up; "
-                     "`torch.profiler` lists the kernels each of the two ran, and `torch._dynamo.explain` whether "
-                     "the block broke into several graphs, which is where to look for the lost time.")
+            text += (f": the compiled block was {w.times(1 / ratio)} slower. `torch.profiler` lists the kernels each "
+                     "of the two ran, and `torch._dynamo.explain` whether the block broke into several graphs.")
             outcome = "slower"
-        elif budget["share"] < BIG_BUDGET:
-            text += (f": about the same. The rows fusion could shorten held only {w.percent(budget['share'])} of the "
-                     "replayed time; the rest is matmuls and compute-bound rows, which fusing does not shorten.")
-            outcome = "same"
         else:
-            text += (f": about the same, although the rows fusion could shorten held {w.percent(budget['share'])} of "
-                     f"the replayed time: whatever the compiled kernels won back was under the {w.percent(w.SAME)} "
-                     "this comparison tells apart.")
-            outcome = "same, large budget"
+            text += ": about the same."
+            outcome = "same"
         if noisy and outcome != "within spread":
             text += (f" The samples spread by up to {w.percent(widest)} of their median (IQR {_spread((eager, comp))}): "
                      "a second run can move each time by as much.")
@@ -97,10 +83,9 @@ def _reference_compile(run) -> Prose:
     r = _times(run)
     if "torch.compile" in r:
         ratio = r["eager"]["seconds"] / r["torch.compile"]["seconds"]
-        t = (f"{w.reference_intro(run)}, eager took {w.seconds(r['eager']['seconds'])} and compiled "
-             f"{w.seconds(r['torch.compile']['seconds'])}, "
-             + (f"{w.times(ratio)} as fast." if ratio > 1 + w.SAME else
-                f"{w.times(1 / ratio)} slower." if ratio < 1 / (1 + w.SAME) else "about the same."))
+        t = f"{w.reference_intro(run)}, the compiled block ran " + (
+            f"{w.times(ratio)} as fast as eager." if ratio > 1 + w.SAME else
+            f"{w.times(1 / ratio)} slower than eager." if ratio < 1 / (1 + w.SAME) else "about as fast as eager.")
     else:
         t = f"{w.reference_intro(run)}, `torch.compile` did not run."
     return Prose(t, {f"reference {w.device_of(run)}": r.get("torch.compile", {}).get("seconds")})
@@ -109,44 +94,39 @@ def _reference_compile(run) -> Prose:
 # --- a larger batch ---------------------------------------------------------------------------
 
 def batch_remedy(result, references=()) -> Prose:
-    """The overhead-bound rows and the time per token at the smallest and largest batch."""
+    """The whole model's time and the time per token at the smallest and largest batch (the table beside
+    has the overhead-bound rows)."""
     recs = sorted(result.records, key=lambda r: r["batch"])
     small, big = recs[0], recs[-1]
     seq = result.meta.get("seq") or small["tokens"] // small["batch"]
     gain = small["seconds_per_token"] / big["seconds_per_token"]
     tokens = big["tokens"] / small["tokens"]
-    text = (f"With {small['batch']} sequence{'s' if small['batch'] > 1 else ''} of {seq} tokens, "
-            f"{small['overhead_ops']} of the {small['ops']} rows were overhead-bound "
-            f"({w.percent(small['overhead_time_share'])} of the replayed time); with {big['batch']} sequences, "
-            f"{big['overhead_ops']} of {big['ops']} ({w.percent(big['overhead_time_share'])}). The whole model took "
-            f"{w.seconds(small['model_seconds'])} and {w.seconds(big['model_seconds'])}"
+    text = (f"With {small['batch']} sequence{'s' if small['batch'] > 1 else ''} of {seq} tokens and with "
+            f"{big['batch']}, the whole model took {w.seconds(small['model_seconds'])} and "
+            f"{w.seconds(big['model_seconds'])}"
             + (f" (IQR {w.seconds(small['model_iqr_seconds'])} and {w.seconds(big['model_iqr_seconds'])})"
                if small.get("model_iqr_seconds") and big.get("model_iqr_seconds") else "")
             + f", for {w.times(tokens)} the tokens")
     if gain > tokens * (1 + w.SAME):
-        text += (f", so the time per token fell {w.times(gain)}, more than the tokens grew: the larger batch's whole "
-                 "run took less time than the small one's, which no cost model allows. Each is one median of "
-                 "whole runs, so at least one of the two is off by more than the work between them; timing each "
-                 "again (`brrr.bench`, with its IQR) tells which.")
+        text += (f", so the time per token fell {w.times(gain)}, more than the tokens grew: the larger batch's run "
+                 "took less time than the small one's, which no cost model allows, so at least one of the two "
+                 "medians is off; timing each again with `brrr.bench` tells which.")
         outcome = "fell, noisy"
     elif gain > 1 + w.SAME:
         text += f", so the time per token fell {w.times(gain)}."
         if gain > tokens / 2:
-            text += (" That is close to the growth in tokens: the whole model took barely longer for many more "
-                     "tokens, so at the small batch its time was almost all cost that does not grow with the "
-                     "batch.")
+            text += (" That is close to the growth in tokens: at the small batch the time was almost all cost "
+                     "that does not grow with the batch.")
         outcome = "fell"
     else:
         text += f", so the time per token did not fall on this run ({w.number(gain)} times)."
         outcome = "did not fall"
     if big["overhead_ops"] == big["ops"]:
-        text += (f" Every row stayed overhead-bound at {big['batch']} sequences: each operator's work is still "
-                 "below the fixed cost of a call, so it takes a larger batch than this for rows to leave that regime.")
+        text += f" Every row stayed overhead-bound at {big['batch']} sequences."
     i1, i2 = small.get("matmul_intensity"), big.get("matmul_intensity")
     if i1 and i2 and math.isfinite(i1) and math.isfinite(i2):
-        text += (f" Two costs do not grow with the batch: the fixed cost of each call, and reading the weights, "
-                 f"which every matmul does once per call whatever the batch. So the matmuls' intensity rose from "
-                 f"{w.number(i1)} to {w.number(i2)} FLOP/byte, and both fixed costs are now shared by more tokens.")
+        text += (f" The matmuls' intensity rose from {w.number(i1)} to {w.number(i2)} FLOP/byte: each reads its "
+                 "weights once per call, whatever the batch.")
     facts = {"outcome": outcome, "gain": gain, "tokens_ratio": tokens,
              "overhead_ops": (small["overhead_ops"], big["overhead_ops"])}
     return with_references(Prose(text, facts), references, "this comparison", _reference_batches, shown="table")
@@ -193,17 +173,11 @@ def precision(result, references=()) -> Prose:
     else:
         text += (f" The roofline expected no faster matmuls: `brrr` knows no separate {name} peak for this "
                  "device, so only the halved bytes count.")
-    if w.is_cpu(result):
-        native = result.meta.get("native_bf16")
-        if native is False:
-            text += (" This CPU has no bfloat16 dot-product instructions (oneDNN reports none), so the matmul "
-                     "kernels convert every element to float32 before multiplying"
-                     + (", and the conversion costs time." if outcome == "slower" else
-                        ": what they gained came from moving fewer bytes, not from faster arithmetic."
-                        if outcome == "faster" else ", so their arithmetic is no faster than in float32."))
-        elif native:
-            text += (" This CPU has bfloat16 dot-product instructions, so its matmul kernels can multiply "
-                     "bfloat16 directly.")
+    native = result.meta.get("native_bf16")
+    if w.is_cpu(result) and native is not None:
+        text += (" This CPU has bfloat16 dot-product instructions, so its matmul kernels can multiply bfloat16 "
+                 "directly." if native else " This CPU has no bfloat16 dot-product instructions (oneDNN reports "
+                 "none), so the matmul kernels convert every element to float32 before multiplying.")
     text += (f" All its rows together took {w.seconds(low['seconds'])} against {w.seconds(f32['seconds'])}: "
              + (f"{w.times(rows)} as fast." if rows > 1 + w.SAME else
                 f"{w.times(1 / rows)} slower." if rows < 1 / (1 + w.SAME) else "about as fast."))

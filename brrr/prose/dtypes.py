@@ -1,10 +1,6 @@
-"""Chapter 2, reduced precision on the roofline: what the smaller data types did to a
-memory-bound pointwise op and a compute-bound matmul, from :func:`brrr.experiments.dtype_roofline`.
-
-The roofline's prediction is the yardstick: a memory-bound op's time follows its bytes, so a
-type half as wide should halve it; a compute-bound op's time follows the arithmetic rate, so a
-smaller type helps only where the roof for that type is higher.
-"""
+"""Chapter 2, reduced precision on the roofline: what the smaller data types did to a memory-bound
+pointwise op (whose time should follow its bytes) and a compute-bound matmul (whose time should follow
+the roof for its type)."""
 from __future__ import annotations
 
 from . import Prose, paragraphs, with_references
@@ -102,30 +98,23 @@ def pointwise(result) -> Prose:
     if bw:
         off = [r["dtype"] for r in [f32, *others] if _bps(r) < w.ON_ROOF * bw]
         if off:
-            text += (f" {w.listing(map(_code, off))} reached less than {w.percent(w.ON_ROOF)} of the memory roof: "
-                     f"{'its' if len(off) == 1 else 'their'} time was not {'its' if len(off) == 1 else 'their'} "
-                     "bytes over the bandwidth, so the premise above did not hold for "
-                     f"{'it' if len(off) == 1 else 'them'}, and the comparison shows what this library's kernel "
-                     "does in each type more than what the bytes cost.")
+            text += (f" {w.listing(map(_code, off))} reached less than {w.percent(w.ON_ROOF)} of the memory roof, "
+                     f"so the premise above did not hold for {'it' if len(off) == 1 else 'them'}: the comparison "
+                     "shows this library's kernel in each type more than what the bytes cost.")
     groups = {o: [d for d, x in outcomes.items() if x == o] for o in set(outcomes.values())}
     if set(outcomes.values()) == {"proportional"}:
-        text += (" Time followed the bytes, as the roofline says it must for a memory-bound op: a smaller "
-                 "type pays off here whatever its arithmetic costs.")
+        text += " Time followed the bytes, as the roofline says it must for a memory-bound op."
     else:
         if "proportional" in groups:
             text += f" {w.listing(map(_code, groups['proportional']))} kept pace with the bytes."
         if "less" in groups:
-            text += (f" {w.listing(map(_code, groups['less']))} gained less than the bytes promise, so "
-                     "something besides DRAM traffic costs time there"
-                     + (" (on a CPU, likely converting each value to float32 for the arithmetic and back)."
-                        if w.is_cpu(result) else "."))
+            text += f" {w.listing(map(_code, groups['less']))} gained less than the bytes promise."
         if "more" in groups:
-            text += (f" {w.listing(map(_code, groups['more']))} gained more than the bytes explain, which the "
-                     "roofline cannot account for; running it again shows whether it repeats.")
+            text += (f" {w.listing(map(_code, groups['more']))} gained more than the bytes explain; running it "
+                     "again shows whether that repeats.")
         if "same" in groups or "slower" in groups:
             lost = groups.get("same", []) + groups.get("slower", [])
-            text += (f" {w.listing(map(_code, lost))} moved fewer bytes and did not get faster: here the "
-                     "op was not limited by DRAM traffic alone.")
+            text += f" {w.listing(map(_code, lost))} moved fewer bytes and did not get faster."
     return Prose(text, {"pointwise": outcomes, "pointwise_speedup": speedups})
 
 
@@ -181,29 +170,25 @@ def matmul(result) -> Prose:
     if lacking:
         cap = (result.meta.get("native") or {}).get("cpu_capability")
         text += (f" This CPU has no {' or '.join(lacking)} arithmetic instructions (oneDNN reports none"
-                 + (f"; PyTorch's vector code here is {cap}" if cap else "") + "), so PyTorch cannot give "
-                 f"{'that type' if len(lacking) == 1 else 'those types'} the tuned kernels float32 gets: it "
-                 "computes in float32 after converting, and that costs far more than the smaller bytes save.")
+                 + (f"; PyTorch's vector code here is {cap}" if cap else "") + f"), so PyTorch has no native kernels "
+                 f"for {'that type' if len(lacking) == 1 else 'those types'} here.")
     rest = [d for d in slower if d not in lacking]
     if rest:
-        text += (f" {w.listing(map(_code, rest))} was slower too: the kernel this library runs for "
-                 f"{'it' if len(rest) == 1 else 'them'} here computes more slowly than float32's.")
+        text += (f" {w.listing(map(_code, rest))} was slower too: this library's kernel for "
+                 f"{'it' if len(rest) == 1 else 'them'} here is slower than float32's.")
     if slower:
-        text += (" Fewer bytes buy nothing when the arithmetic sets the time: a compute-bound op gains from a "
-                 "smaller type only where the hardware, and the library, compute faster in it.")
+        text += " Fewer bytes buy nothing when the arithmetic sets the time."
     if faster:
         risen = [d for d in faster if (_by(result)[("matmul", d)].get("peak_flops") or 0)
                  > (1 + w.SAME) * (f32.get("peak_flops") or float("inf"))]
         if risen:
             text += (f" {w.listing(map(_code, risen))} sped up because {'its' if len(risen) == 1 else 'their'} "
-                     "roof is higher: tensor cores do more operations per second in narrower types.")
+                     "roof is higher.")
         unexplained = [d for d in faster if d not in risen]
         if unexplained:
-            text += (f" {w.listing(map(_code, unexplained))} sped up with no higher roof known to `brrr`: "
-                     "this hardware computes faster in that type than its float32 roof says.")
+            text += f" {w.listing(map(_code, unexplained))} sped up with no higher roof known to `brrr`."
     if same:
-        text += (f" {w.listing(map(_code, same))} saved bytes and no time: for a compute-bound op the bytes "
-                 "were never what took the time.")
+        text += f" {w.listing(map(_code, same))} saved bytes and no time."
     text += _int8_against_16_bit(result)
     return Prose(text, {"matmul": outcomes, "matmul_speedup": speedups})
 
@@ -220,11 +205,10 @@ def _int8_against_16_bit(result) -> str:
     if i8["seconds"] <= (1 + w.SAME) * fast["seconds"]:
         return ""
     text = (f" `int8` ran {w.times(i8['seconds'] / fast['seconds'])} slower than {_code(fast['dtype'])}, though "
-            "tensor cores that take int8 (NVIDIA's since Turing) run it at least as fast as 16-bit floats: this "
-            "int8 matmul did not get that rate.")
+            "int8 tensor cores (NVIDIA's since Turing) run at least as fast as 16-bit ones: this matmul did not get "
+            "that rate.")
     if result.meta.get("int8_b") is None:
-        text += (" Its second matrix was row-major, a layout int8 tensor-core kernels do not take directly; this "
-                 "edition passes it column-major, and a rerun shows what that changes.")
+        text += " Its second matrix was row-major; this edition passes it column-major, and a rerun shows what that changes."
     return text
 
 
@@ -259,8 +243,8 @@ def roofs(result) -> Prose:
         if caps and r["flops"] / r["seconds"] > ABOVE_ROOF * min(caps):
             above.append(f"the {r['dtype']} {r['op']}")
     if above:
-        text += (f" {w.listing(above).capitalize()} ran above its roof, faster than the roofline allows: part "
-                 "of its data stayed in a cache (quick-mode sizes are small), or the roof is conservative.")
+        text += (f" {w.listing(above).capitalize()} ran above its roof: part of its data stayed in a cache "
+                 "(quick-mode sizes are small), or the roof is conservative.")
     facts["above_roof"] = above
     return Prose(text, facts)
 

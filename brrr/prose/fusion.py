@@ -1,16 +1,6 @@
-"""Chapter 4, fusion: sentences chosen by the measurements.
-
-Each function takes the chapter's live results (from :mod:`brrr.experiments.fusion`) and
-the reference runs of the same experiments (from :func:`brrr.reference.beside`) and
-returns :class:`~brrr.prose.Prose`. A record's ``fuser`` names what fused its chain
-('brrr', 'cupy_fuse', 'torch_compile', ...).
-
-One module per section of the chapter, gathered here so that the chapter and the tests
-name one place: :mod:`.fusion_model` (the model's prediction, and the words the others
-share), :mod:`.fusion_speedups` (measured speed-ups against the model),
-:mod:`.fusion_bends` (where each curve bends; ``torch.compile`` beside the kernels),
-:mod:`.fusion_cos` (the cosine chain) and :mod:`.fusion_compiled` (what ``torch.compile``
-generated, and epilogue fusion).
+"""Chapter 4, fusion: sentences chosen by the measurements, gathered from one module per section
+(:mod:`.fusion_model`, :mod:`.fusion_speedups`, :mod:`.fusion_bends`, :mod:`.fusion_cos`,
+:mod:`.fusion_compiled`). A record's ``fuser`` names what fused its chain ('brrr', 'cupy_fuse', ...).
 """
 from __future__ import annotations
 

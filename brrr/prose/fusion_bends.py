@@ -1,6 +1,5 @@
-"""Chapter 4, fusion: where each fuser's speed-up curve bends against the dotted line (the chain
-length at which the fused kernel reaches the ridge), and ``torch.compile`` beside the
-hand-written kernels.
+"""Chapter 4, fusion: where each fuser's speed-up curve bends against the chain length at which the
+fused kernel reaches the ridge, and ``torch.compile`` beside the hand-written kernels.
 """
 from __future__ import annotations
 
@@ -11,61 +10,39 @@ from . import words as w
 from .fusion_model import _ops
 from .words import ABOVE_ROOF
 from .fusion_speedups import (CEILING, _rate, _skipped, _speedup_sentence, curve, focus, fusers_of, levelled,
-                              rate_trend, serial_words, trend_words)
+                              rate_trend, trend_words)
 
 BEND_SLOPE = 0.8    # the curve "bends" where log(speed-up) grows less than 0.8 times as fast as log(k)
-#                     (a doubling of k that buys less than 1.74 times the speed-up)
 BARELY = 1.1        # a fused time that grew less than 10% over a step "barely grew"
 MAIN = 2 / 3        # a side that made two thirds of a bend is its main cause
 
 
 def own_crossover(c: dict):
-    """The chain length where the fused kernel's arithmetic, at the most its op can reach
-    (:data:`~.fusion_speedups.CEILING` of the peak), takes as long as its bytes: the model's
-    crossover (the dotted line, which takes the whole peak) times that share. None without one."""
+    """The model's crossover (the dotted line) times the share of the peak its op can reach."""
     cross = c["crossover"]
     return cross * CEILING.get(c["op"], 1.0) if cross else cross
 
 
 def bend(c: dict) -> dict:
-    """Where a fuser's speed-up curve bends relative to the chain length where the fused kernel
-    reaches the ridge at the most its op can reach (:func:`own_crossover`): at the first point from which the speed-up grows less than
-    ``k ** BEND_SLOPE`` does (a log-slope below ``BEND_SLOPE``), both to the next point and to
-    the longest chain; the bend lies between that point and the next."""
+    """Where a speed-up curve bends against :func:`own_crossover`: between the first point whose
+    log-slope to the next point and to the longest chain are both below ``BEND_SLOPE``, and the next."""
     pts, cross = c["points"], own_crossover(c)
-    at = None
-    for i, (a, b) in enumerate(zip(pts, pts[1:])):
-        # to the next point and on to the end of the sweep: one noisy point is not a bend
-        step = math.log(b["speedup"] / a["speedup"]) / math.log(b["k"] / a["k"])
-        rest = math.log(pts[-1]["speedup"] / a["speedup"]) / math.log(pts[-1]["k"] / a["k"])
-        if step < BEND_SLOPE and rest < BEND_SLOPE:
-            at = (a, b)
-            break
+
+    def slope(a, b):
+        return math.log(b["speedup"] / a["speedup"]) / math.log(b["k"] / a["k"])
+    at = next(((a, b) for a, b in zip(pts, pts[1:]) if max(slope(a, b), slope(a, pts[-1])) < BEND_SLOPE), None)
     kmax = pts[-1]["k"] if pts else None
-    if not pts or len(pts) < 2:
-        outcome = "too few points"
-    elif at is None:
-        outcome = "no bend, sweep short" if kmax <= cross else "no bend past the line"
-    elif at[1]["k"] <= cross:
-        outcome = "before"
-    elif at[0]["k"] >= cross:
-        outcome = "after"
-    else:
-        outcome = "at"
-    out = {"outcome": outcome, "between": (at[0]["k"], at[1]["k"]) if at else None, "crossover": cross,
-           "model_crossover": c["crossover"],
-           "kmax": kmax, "fused_growth": None, "unfused_growth": None, "fused_share": None, "cause": None}
-    if at:
-        out.update(_cause(*at))
-    return out
+    outcome = ("too few points" if len(pts) < 2 else
+               ("no bend, sweep short" if kmax <= cross else "no bend past the line") if at is None else
+               "before" if at[1]["k"] <= cross else "after" if at[0]["k"] >= cross else "at")
+    return {"outcome": outcome, "between": (at[0]["k"], at[1]["k"]) if at else None, "crossover": cross,
+            "model_crossover": c["crossover"], "kmax": kmax,
+            **(_cause(*at) if at else dict.fromkeys(("fused_growth", "unfused_growth", "fused_share", "cause")))}
 
 
 def _cause(a: dict, b: dict) -> dict:
-    """Which side bent the curve between points ``a`` and ``b``. The speed-up grew by
-    (unfused growth) / (fused growth), short of the k-ratio by the fused kernel's growth and by the
-    unfused passes' shortfall from growing k-fold; on a log scale the two add up, so each side's
-    share of the bend is its log over their sum. 'fused' or 'unfused' where one side made at least
-    ``MAIN`` of it, else 'both'."""
+    """Which side bent the curve between ``a`` and ``b``: on a log scale the fused kernel's growth and the
+    unfused passes' shortfall from k-fold add up to the bend; a side with ``MAIN`` of it, else 'both'."""
     fg, ug = b["fused_seconds"] / a["fused_seconds"], b["unfused_seconds"] / a["unfused_seconds"]
     fused_log, unfused_log = math.log(fg), math.log(b["k"] / a["k"]) - math.log(ug)
     share = fused_log / (fused_log + unfused_log)   # the sum is > 0: the curve bent here
@@ -74,8 +51,7 @@ def _cause(a: dict, b: dict) -> dict:
 
 
 def _ceiling_share(c: dict, rate: float) -> str:
-    """'59% of the most a chain of multiplications can reach (50% of the roof's peak)', or of the
-    roof's peak where the op reaches the whole of it or has no known ceiling."""
+    """'59% of the most a chain of multiplications can reach (50% of the roof's peak)'."""
     peak, share = c["roof"].peak_flops, CEILING.get(c["op"])
     if share and share != 1.0:
         return (f"{w.percent(rate / (share * peak))} of the most a chain of {_ops(c['op'])} can reach "
@@ -84,7 +60,6 @@ def _ceiling_share(c: dict, rate: float) -> str:
 
 
 def line_sentence(c: dict) -> str:
-    """What the dotted line marks, and where a chain of this op reaches its own crossover."""
     cross, own = c["crossover"], own_crossover(c)
     if not cross:
         return ""
@@ -115,40 +90,31 @@ def _bend_sentence(c: dict, name: str, subject_cap: str = "The") -> tuple:
         if roof and last["fused_flops"] > ABOVE_ROOF * share * roof.peak_flops:
             text += (f" Its longest fused chain did {w.rate(last['fused_flops'])}, more than the most the model "
                      "lets this chain's arithmetic reach, so the real crossover lies further right.")
-        elif roof:
-            text += serial_words(c, last)[1]
         return text, b
     a, z = b["between"]
     text = f"{subject_cap} `{name}` curve bends between k = {w.integer(a)} and {w.integer(z)}, "
-    pa, pb = next(p for p in c["points"] if p["k"] == a), next(p for p in c["points"] if p["k"] == z)
+    pb = next(p for p in c["points"] if p["k"] == z)
     if o == "before":
         text += f"before {line}." + _steps(b, a, z) + ("" if b["cause"] == "unfused" else _why_fused_grew(c, pb))
     elif o == "at":
         text += f"around {line}, where the model puts it." + _why_fused_grew(c, pb)
     else:
         text += f"only after {line}: past that crossover the fused kernel's time still did not grow with k."
-        if c["roof"]:
-            text += serial_words(c, pa)[1]
     return text, b
 
 
 def _steps(b: dict, a: int, z: int) -> str:
-    """How each side moved over the step where the curve bent, and which one bent it."""
     fg, ug, r = b["fused_growth"], b["unfused_growth"], z / a
     passes = f"the unfused passes took {w.times(ug)} as long for {w.times(r)} as many"
     fused = (f"the fused time barely grew ({w.times(fg)})" if fg < BARELY else f"the fused time grew {w.times(fg)}")
-    if b["cause"] == "unfused":
-        return (f" Over that step {fused}, while {passes}: the bend is mostly the unfused side, whose passes took "
-                "less than k times one pass.")
-    if b["cause"] == "fused":
-        return f" Over that step {fused}, while {passes}: the fused kernel's growth is most of the bend."
-    return (f" Over that step {fused}, and {passes}: both sides bent it, each about as much as the other.")
+    return (f" Over that step {fused}, {'and' if b['cause'] == 'both' else 'while'} {passes}: "
+            + {"unfused": "the bend is mostly the unfused side.",
+               "fused": "the fused kernel's growth is most of the bend.",
+               "both": "both sides bent it, each about as much as the other."}[b["cause"]])
 
 
 def _why_fused_grew(c: dict, p: dict) -> str:
-    """How the fused kernel stood at point ``p``, from its FLOP rate over the whole sweep
-    (:func:`~.fusion_speedups.rate_trend`): held by its arithmetic (the rate levelled off), its
-    rate against its two roofline times (still rising, or far below the peak), or a rate that fell."""
+    """The fused kernel's FLOP rate at ``p``, judged on the sweep (:func:`~.fusion_speedups.rate_trend`)."""
     trend, pair = rate_trend(c, p)
     k = w.integer(p["k"])
     if not c["roof"]:
@@ -163,17 +129,17 @@ def _why_fused_grew(c: dict, p: dict) -> str:
         rise = ("" if last["k"] <= p["k"] else
                 f", still rising, to {w.percent(_rate(last) / (CEILING.get(c['op'], 1.0) * c['roof'].peak_flops))} "
                 f"at k = {w.integer(last['k'])}")
-        return f" At k = {k} it ran at {_ceiling_share(c, _rate(p))}{rise}." + serial_words(c, p, say_k=False)[1]
+        return f" At k = {k} it ran at {_ceiling_share(c, _rate(p))}{rise}."
     if trend == "idle":
         return (f" At k = {k}, though, the fused kernel ran at only {w.percent(_rate(p) / c['roof'].peak_flops)} "
                 "of the roof's peak FLOP/s, far from compute-bound, so the arithmetic the model adds does not "
-                "explain this bend." + serial_words(c, p, say_k=False)[1])
+                "explain this bend.")
     return trend_words(c, trend, pair, p)
 
 
 def fusers(kernels, compiled, kernels_reference=(), compiled_reference=()) -> Prose:
     """The speed-up figure: torch.compile against the model and the hand-written kernels, and
-    where each curve bends relative to the dotted crossover line; the same for the references."""
+    where each curve bends; the same for the references."""
     parts = []
     own = fusers_of(kernels)
     tc = curve(compiled, "torch_compile") if "torch_compile" in fusers_of(compiled) else None
@@ -192,8 +158,7 @@ def fusers(kernels, compiled, kernels_reference=(), compiled_reference=()) -> Pr
                 cmp = ("about the same as" if abs(ratio - 1) <= w.SAME else "higher than" if ratio > 1 else
                        "lower than")
                 text += (f" At k = {w.integer(p['k'])} its speed-up was {cmp} the `{mine['library']}` kernels' "
-                         f"({w.number(p['speedup'])} against {w.number(mine['speedup'])}); its baseline is "
-                         "different, though: eager PyTorch, one dispatched operation per link.")
+                         f"({w.number(p['speedup'])} against {w.number(mine['speedup'])}).")
                 facts["torch_over_kernels"] = ratio
             both = {q["k"]: q for q in curve(kernels, own[0])["points"]}
             top = max((q for q in tc["points"] if q["k"] in both), key=lambda q: q["k"], default=None)
@@ -202,7 +167,7 @@ def fusers(kernels, compiled, kernels_reference=(), compiled_reference=()) -> Pr
                 text += (f" At k = {w.integer(top['k'])}, the longest chain both ran, `torch.compile`'s fused kernel "
                          f"took {w.seconds(top['fused_seconds'])} ({w.rate(top['fused_flops'])}) and the "
                          f"`{theirs['library']}` one {w.seconds(theirs['fused_seconds'])} "
-                         f"({w.rate(theirs['fused_flops'])}): the same arithmetic and bytes, in different code.")
+                         f"({w.rate(theirs['fused_flops'])}).")
                 facts["fused_ratio_at_longest"] = theirs["fused_seconds"] / top["fused_seconds"]
         parts.append(Prose(text, {f"torch_{k}": v for k, v in facts.items()}))
     bends = []
@@ -220,7 +185,6 @@ def fusers(kernels, compiled, kernels_reference=(), compiled_reference=()) -> Pr
 
 
 def _reference_bends(run) -> Prose:
-    """A reference run's speed-up and where its curve bends, a paragraph per fuser."""
     parts = []
     for b in fusers_of(run):
         c = curve(run, b)

@@ -1,27 +1,25 @@
-"""Chapter 4, fusion: what ``torch.compile`` generated. The kernels it made of a chain, and of a
-layer's matmul with its bias and ReLU (an epilogue), how much faster that ran than eager mode,
-against the roofline's bound.
+"""Chapter 4, fusion: the kernels ``torch.compile`` made of a chain and of ``relu(x @ w + b)`` (an
+epilogue), and that layer's speed-up over eager mode against the roofline's bound.
 """
 from __future__ import annotations
 
 from . import Prose, needs_measurements, with_references
 from . import words as w
-from .fusion_model import _count, _ops, _relation, _roof_kind, _roof_of
+from .fusion_model import _ops, _relation, _roof_kind, _roof_of
 from .words import ABOVE_ROOF
 
 NOISY = 0.2         # an interquartile range above 20% of the median is a noisy timing
 
 
-# --- what torch.compile generated -------------------------------------------------------------
+def _count(n: int, noun: str) -> str:
+    return f"{w.spelled(n)} {noun}{'' if n == 1 else 's'}"
 
 @needs_measurements
 def generated(info: dict, k: int = 4, op: str = "mul") -> Prose:
-    """What ``torch.compile`` made of a chain of ``k`` ops (``info`` from
-    :func:`brrr.experiments.fusion.inspect_compiled`)."""
+    """What ``torch.compile`` made of a chain of ``k`` ops (``info``: ``inspect_compiled``)."""
     if info.get("error"):
         return Prose(f"`torch.compile` does not work on this machine ({info['error']}), so its sweep below "
-                     "records nothing and the figures show the other fusers only. Inductor needs a working "
-                     "C++ compiler on a CPU (Triton on a GPU).", {"outcome": "failed"})
+                     "records nothing and the figures show the other fusers only.", {"outcome": "failed"})
     kernels = list(info.get("kernels") or [])
     own = [n for n in kernels if not n.startswith("extern_kernels.")]
     names = ", ".join(f"`{n}`" for n in kernels) or "no kernel at all"
@@ -37,11 +35,8 @@ def generated(info: dict, k: int = 4, op: str = "mul") -> Prose:
     return Prose(text, {"outcome": outcome, "kernels": kernels})
 
 
-# --- epilogue fusion --------------------------------------------------------------------------
-
 def epilogue(epi, references=()) -> Prose:
-    """What ``torch.compile`` launched for ``relu(x @ w + b)``, how much faster it ran than eager
-    mode against the roofline's bound, and the reference GPUs."""
+    """The kernels of ``relu(x @ w + b)`` and its speed-up over eager mode against the roofline's bound."""
     meta = epi.meta or {}
     times = {r["variant"]: r for r in epi.records}
     eager, comp = times.get("eager"), times.get("torch.compile")
@@ -51,8 +46,7 @@ def epilogue(epi, references=()) -> Prose:
     if comp is None:
         why = next((n.split(": ", 1)[1] for n in meta.get("notes", []) if n.startswith("torch.compile")),
                    "it failed")
-        text = (f"`torch.compile` could not compile the layer on this machine ({why}), so only eager mode was "
-                "timed. The roofline bars still bound what fusing could save for this shape.")
+        text = f"`torch.compile` could not compile the layer on this machine ({why}), so only eager mode was timed."
         facts["outcome"] = "not compiled"
     else:
         kernels = list(meta.get("compiled_kernels") or [])
@@ -64,18 +58,13 @@ def epilogue(epi, references=()) -> Prose:
             text += " That is one kernel for the matmul, the bias and the ReLU: a true epilogue."
             kind = "one kernel"
         elif any(k.endswith("addmm") for k in lib):
-            text += (f" Inductor folded the bias into the matrix library's call (`addmm` computes `b + x @ w` in "
-                     f"one pass) and ran the ReLU as {_count(len(own), 'generated loop')}: "
-                     + ("one pass over the output instead of two, but not a true epilogue." if len(own) == 1 else
-                        "passes over the output after the matmul, not a true epilogue."))
+            text += (f" Inductor folded the bias into the library's `addmm` and ran the ReLU as "
+                     f"{_count(len(own), 'generated loop')} after it: not a true epilogue.")
             kind = "addmm + loop"
-        elif lib:
-            text += (f" The matmul is a library call and the pointwise tail ran as "
-                     f"{_count(len(own), 'generated kernel')} after it.")
-            kind = "library + kernels"
         else:
-            text += f" That is {_count(len(own), 'generated kernel')}."
-            kind = "generated kernels"
+            kind, tail = ("library + kernels" if lib else "generated kernels"), _count(len(own), "generated kernel")
+            text += (f" The matmul is a library call and the pointwise tail ran as {tail} after it." if lib else
+                     f" That is {tail}.")
         facts.update(kernels=kernels, kind=kind)
         speedup = eager["seconds"] / comp["seconds"]
         facts["speedup"] = speedup
@@ -89,9 +78,8 @@ def epilogue(epi, references=()) -> Prose:
             spread = max(r.get("iqr_seconds", 0) / r["seconds"] for r in (eager, comp))
             facts["spread"] = spread
             text += f" It ran {w.times(1 / speedup)} slower than eager mode" + (
-                f": the timings were noisy (an interquartile range of up to {w.percent(spread)} of the median), so "
-                "the order of the two may not hold on a quiet machine." if spread > NOISY else
-                ": for this shape the compiled code is slower than the library path eager mode takes.")
+                f", but the timings were noisy (an interquartile range of up to {w.percent(spread)} of the median)."
+                if spread > NOISY else ".")
             outcome = "slower"
         facts["outcome"] = outcome
         if meta.get("compiled_matches_eager") is False:
@@ -109,36 +97,24 @@ def epilogue(epi, references=()) -> Prose:
             rel = _relation(facts["speedup"], predicted)
             facts.update(compiled_efficiency=eff_c, relation=rel)
             text += (f" The measured speed-up is {rel} that bound: eager mode reached {w.percent(eff_e)} of its "
-                     f"roofline speed and the compiled layer {w.percent(eff_c)} of the fully fused one's")
-            if rel == "short of" and kind != "one kernel":
-                text += (", and the compiled layer is not fully fused: it still makes "
-                         f"{'a pass' if len(own) == 1 else f'{len(own)} passes'} over the output after the matmul.")
-            elif rel == "above":
-                text += ": eager mode fell further below its roof than the compiled layer did, so fusing saved "
-                text += "more than the traffic alone accounts for (fewer kernel calls, fewer allocations)."
-            else:
-                text += "."
-            if max(eff_e, eff_c) < 0.1:
-                text += (" Both ran far below their roofline times: the roof assumes each kernel reaches the best "
-                         "bandwidth and the best matmul rate measured on this device, and a matmul with an inner "
-                         f"dimension of {w.integer(k)} followed by pointwise passes reaches neither."
-                         + (" The ratio of the two times still came close to the bars' ratio." if rel == "close to"
-                            else ""))
-        if eff_e > ABOVE_ROOF:
-            text += (f" Eager mode ran faster than its roofline bar ({w.times(eff_e)} the roof's speed): the "
-                     f"{w.size(m * n * 4)} output partly stays in the cache between the three kernels, so the "
-                     "extra passes did not all go to DRAM.")
-        if comp is not None and pf / comp["seconds"] > ABOVE_ROOF:
-            text += (f" The compiled layer ran faster than the fully fused bar ({w.times(pf / comp['seconds'])} the "
-                     f"roof's speed): its inputs and part of its {w.size(m * n * 4)} output were served from the "
-                     f"cache, or the {_roof_kind(epi)} roof understates this device.")
+                     f"roofline speed and the compiled layer {w.percent(eff_c)} of the fully fused one's"
+                     + (f", and it still makes {'a pass' if len(own) == 1 else f'{len(own)} passes'} over the "
+                        "output after the matmul." if rel == "short of" and kind != "one kernel" else "."))
+        for name, bar, t, eff in (("Eager mode", "its roofline bar", eager["seconds"], eff_e),
+                                  ("The compiled layer", "the fully fused bar", comp and comp["seconds"],
+                                   comp and pf / comp["seconds"])):
+            if eff and eff > ABOVE_ROOF:
+                text += (f" {name} ran faster than {bar} ({w.times(eff)} the roof's speed): " + (
+                    f"the matmul's bound alone, {w.seconds(bounds[0][2])}, is longer than the whole layer took, so "
+                    f"the matmul beat the {_roof_kind(epi)} roof." if bounds[0][2] > t else
+                    f"the {_roof_kind(epi)} roof's bandwidth is DRAM's, and part of the {w.size(m * n * 4)} output "
+                    "can stay in the cache."))
     return with_references(Prose(text, facts), references, "this layer", _reference_epilogue)
 
 
 def _bounds(roof, m, n, k, dtype):
-    """Each kernel of the layer with its roofline bound: ``[(name, intensity, seconds, regime)]``
-    for eager mode's three kernels, then the fully fused one; eager mode's bound (their sum), the
-    fused one's, and the speed-up the roofline allows."""
+    """``[(name, intensity, seconds, regime)]`` of eager mode's three kernels and the fused one;
+    eager mode's bound (their sum), the fused one's, and the speed-up the roofline allows."""
     from ..experiments.fusion import epilogue_kernels
     bounds = [(name, f / b, float(roof.time(f, b)), roof.regime(f, b))
               for fused in (False, True) for name, b, f in epilogue_kernels(m, n, k, fused, dtype)]
@@ -147,9 +123,7 @@ def _bounds(roof, m, n, k, dtype):
 
 
 def _kernel_words(group) -> str:
-    """'the matmul (7.97 FLOP/byte) is compute-bound, at least 2.8 ms'; kernels of the same intensity
-    and regime as one clause ('the bias add and the ReLU (0.125 FLOP/byte each) are ..., at least
-    3.8 ms each', or '3.8 ms and 3.9 ms' where their bounds differ)."""
+    """'the matmul (7.97 FLOP/byte) is compute-bound, at least 2.8 ms'; kernels alike as one clause."""
     names = w.listing(f"the {name}" for name, _, _, _ in group)
     _, ai, _, regime = group[0]
     bounds = [w.seconds(t) for _, _, t, _ in group]
@@ -159,32 +133,26 @@ def _kernel_words(group) -> str:
 
 
 def _roof_words(bounds, roof, m, n, k, facts) -> str:
-    """What the roofline bars say: each eager kernel's regime and bound, their sum, and what a
-    fully fused kernel would save."""
+    """Each eager kernel's regime and bound, their sum, and what a fully fused kernel would save."""
     eager, (_, ai_f, pf, regime_f) = bounds[:3], bounds[3]
     pe = sum(t for _, _, t, _ in eager)
     shape_words = f"{w.integer(m)} × {w.integer(k)} times {w.integer(k)} × {w.integer(n)}"
     matmul, passes = eager[0], eager[1:]
     alike = len({(w.number(ai), regime) for _, ai, _, regime in passes}) == 1
     clauses = [_kernel_words([matmul])] + ([_kernel_words(passes)] if alike else [_kernel_words([p]) for p in passes])
-    text = ("The roofline bars say what fusing can save if every kernel ran at the roof. Eager mode runs three "
-            "kernels one after another, so its bound is the sum of their own bounds. For this shape "
+    text = (f"Eager mode runs three kernels, so its roofline bound is the sum of theirs. For this shape "
             f"({shape_words}), against this roof's ridge of {w.number(roof.ridge)} FLOP/byte, "
             + "; ".join(clauses) + f". In all, at least {w.seconds(pe)}.")
     share = sum(t for _, _, t, _ in passes) / pe
     facts["passes_share"] = share
     fused = f"one fused kernel ({w.number(ai_f)} FLOP/byte) would be {regime_f}, at least {w.seconds(pf)}"
-    if share > 0.5:
-        text += (f" The two passes over the output are {w.percent(share)} of that bound, and fused into the matmul "
-                 f"their traffic disappears: {fused}, so a fully fused layer would be "
-                 f"{w.number(facts['predicted_speedup'])} times as fast.")
-        facts["roof_outcome"] = "passes dominate"
-    else:
-        text += (f" The matmul is {w.percent(1 - share)} of that bound, so removing the passes saves little: "
-                 f"{fused}, and a fully fused layer would be only {w.number(facts['predicted_speedup'])} times "
-                 "as fast.")
-        facts["roof_outcome"] = "matmul dominates"
-    return text
+    passes_dominate = share > 0.5
+    facts["roof_outcome"] = "passes dominate" if passes_dominate else "matmul dominates"
+    text += (f" The two passes over the output are {w.percent(share)} of that bound" if passes_dominate else
+             f" The matmul is {w.percent(1 - share)} of that bound, so removing the passes saves little")
+    return (text + f"; {fused}, "
+            f"so a fully fused layer would be {'' if passes_dominate else 'only '}"
+            f"{w.number(facts['predicted_speedup'])} times as fast.")
 
 
 def _reference_epilogue(run):

@@ -1,6 +1,4 @@
-"""Chapter 4, fusion: the cosine chain. How soon a chain leaves its floor, what one more cosine
-costs in FLOPs at the roof's peak, what fusing the cosines bought, and points faster than the roof.
-"""
+"""Chapter 4, fusion: the cosine chain against the multiplication chain."""
 from __future__ import annotations
 
 from . import Prose, paragraphs, with_references
@@ -20,29 +18,22 @@ def _fused(run, fuser=None) -> list:
 
 
 def floor_k(points: list):
-    """The first k at which the fused time per element exceeds ``FLOOR`` times its time at the
-    shortest chain (None: it never did)."""
-    if not points:
-        return None
-    base = points[0][1]
-    return next((k for k, t, _, _ in points if t > FLOOR * base), None)
+    """The first k whose fused time per element exceeds ``FLOOR`` times the shortest chain's (or None)."""
+    return next((k for k, t, _, _ in points if t > FLOOR * points[0][1]), None)
 
 
 def marginal_cost(points: list, roof):
-    """What one more op cost per element between the last two chain lengths, once the chain has
-    left its floor: ``((k0, k1), seconds per element, FLOPs at the roof's peak)``, or None."""
+    """``((k0, k1), seconds, FLOPs at the roof's peak)`` one more op cost per element over the last
+    step, once the chain has left its floor; else None."""
     if roof is None or len(points) < 2 or floor_k(points) is None:
         return None
     (k0, t0, _, _), (k1, t1, _, _) = points[-2], points[-1]
     extra = (t1 - t0) / (k1 - k0)
-    if extra <= 0:
-        return None
-    return (k0, k1), extra, extra * roof.peak_flops
+    return ((k0, k1), extra, extra * roof.peak_flops) if extra > 0 else None
 
 
 def cos_chain(cos_run, kernels=None, references=()) -> Prose:
-    """The per-element time figure: how soon each chain leaves its floor, what one cosine cost
-    in FLOPs at the roof's peak, what fusing the cosines bought, and points faster than the roof."""
+    """Where each chain leaves its floor, what one cosine cost, what fusing bought, points above the roof."""
     cos_pts, mul_pts = _fused(cos_run), _fused(kernels)
     if not cos_pts:
         notes = "; ".join((getattr(cos_run, "meta", {}) or {}).get("notes", []))
@@ -61,27 +52,16 @@ def cos_chain(cos_run, kernels=None, references=()) -> Prose:
     if mul_pts:
         first = leaves(km, mul_pts, "multiplication")
         second = leaves(kc, cos_pts, "cosine")
-        if kc is not None and (km is None or kc < km):
-            order, outcome = "sooner", "cos leaves sooner"
-        elif kc is None and km is None:
-            order, outcome = "neither", "neither leaves"
-        elif km is not None and (kc is None or km < kc):
-            order, outcome = "later", "cos leaves later"
-        else:
-            order, outcome = "same", "same k"
-        text = f"{lead}{first}; {second}."
-        text += {"sooner": " The cosines stop riding for free much earlier: each one costs real arithmetic.",
-                 "neither": " Neither chain left its floor within the sweep: every extra operation rode along "
-                            "with memory traffic that had to happen anyway.",
-                 "later": " Here the cosine chain stayed flat longer than the multiplication chain, the "
-                          "opposite of what the instruction counts suggest; the two ran on different array "
-                          "sizes, so their floors differ.",
-                 "same": " Both left their floors at the same chain length."}[order]
+        outcome = ("neither leaves" if kc is None and km is None else
+                   "cos leaves sooner" if kc is not None and (km is None or kc < km) else
+                   "cos leaves later" if km is not None and (kc is None or km < kc) else "same k")
+        text = f"{lead}{first}; {second}." + {"cos leaves sooner": " The cosines stop riding for free much earlier.",
+                                              "neither leaves": " Neither chain left its floor within the sweep."
+                                              }.get(outcome, "")
     else:
-        text = f"{lead}{leaves(kc, cos_pts, 'cosine')}. No multiplication chain ran with the same fuser here to compare."
+        text = f"{lead}{leaves(kc, cos_pts, 'cosine')}. No multiplication chain ran here to compare."
         outcome = "cos only"
     facts["outcome"] = outcome
-    # what one more cosine cost, in FLOPs at the roof's peak
     roof = _roof_of(cos_run)
     cost = marginal_cost(cos_pts, roof)
     if cost is not None:
@@ -90,13 +70,11 @@ def cos_chain(cos_run, kernels=None, references=()) -> Prose:
         text += (f" From k = {w.integer(k0)} to {w.integer(k1)}, each extra cosine added {w.seconds(extra)} per "
                  f"element to the fused kernel's time, as long as {w.number(flops)} "
                  f"FLOP{'s' if flops >= 1.5 else ''} take at the roof's peak of {w.rate(roof.peak_flops)}")
-        text += (": counting a cosine as one FLOP badly underestimates it, and puts the real crossover far to "
-                 "the left of where the model puts it." if flops >= 2 else
+        text += (": counting a cosine as one FLOP badly underestimates it." if flops >= 2 else
                  ": about the one FLOP the model counts.")
     elif roof:
         facts["cos_cost_flops"] = None
-        text += (" Each extra cosine cost too little to see next to the memory traffic: the fused kernel's time "
-                 "did not grow with k, so nothing here contradicts the model's count of one FLOP per cosine.")
+        text += " Each extra cosine cost too little to see: the fused kernel's time did not grow with k."
     c = curve(cos_run, cos_run.records[0]["fuser"])
     if c["points"]:
         last = c["points"][-1]
@@ -104,18 +82,12 @@ def cos_chain(cos_run, kernels=None, references=()) -> Prose:
         frac, k = last["speedup"] / last["k"], w.integer(last["k"])
         if last["speedup"] < 1 - CLOSE:
             text += (f" Fused, the {k} cosines even ran slower than as {k} separate passes "
-                     f"(a speed-up of {w.number(last['speedup'])}): fusion removes traffic, and here the time was "
-                     "arithmetic. In one pass each element goes through its cosines one after another, each "
-                     "waiting for the last, where separate passes give the processor independent elements to "
-                     "overlap.")
+                     f"(a speed-up of {w.number(last['speedup'])}).")
         elif frac < 1 - CLOSE:
             text += (f" Fusing {k} cosines bought a speed-up of only {w.number(last['speedup'])}, "
-                     f"{w.percent(frac)} of the {k} the bytes alone would give: fusion removes "
-                     "traffic, and here most of the time was arithmetic.")
+                     f"{w.percent(frac)} of the {k} the bytes alone would give.")
         else:
-            text += (f" Fusing {k} cosines bought a speed-up of {w.number(last['speedup'])}, close to "
-                     f"{k}: the cosines were cheap next to the traffic, so removing traffic paid in full.")
-    # points faster than their roofline time
+            text += f" Fusing {k} cosines bought a speed-up of {w.number(last['speedup'])}, close to {k}."
     fast = [(what, k) for what, pts in (("cosine", cos_pts), ("multiplication", mul_pts))
             for k, t, model, _ in pts if t * ABOVE_ROOF < model]
     facts["faster_than_roof"] = len(fast)
@@ -134,7 +106,6 @@ def cos_chain(cos_run, kernels=None, references=()) -> Prose:
 
 
 def _reference_cos_chain(run):
-    """Where a reference run's cosine chain left its floor and what a cosine cost (None: no chain or roof)."""
     pts = _fused(run)
     r_roof = _roof_of(run)
     if not pts or not r_roof:
@@ -144,5 +115,5 @@ def _reference_cos_chain(run):
          + (f"left its floor at k = {w.integer(rk)}" if rk else
             f"stayed on its floor up to k = {w.integer(pts[-1][0])}")
          + (f", and each extra cosine cost as long as {w.number(cost[2])} FLOPs at its "
-            f"{_roof_kind(run)} peak." if cost else ", so its cosines cost too little to see next to the traffic."))
+            f"{_roof_kind(run)} peak." if cost else "."))
     return Prose(t, {f"reference {w.device_of(run)} cos cost": cost[2] if cost else None})

@@ -1,10 +1,6 @@
-"""Chapter 4, fusion: what the bytes model predicts before anything is measured, and the words
-the chapter's other sentences share (a speed-up against its prediction, why a kernel beat its
-roof, which roof a run is judged against).
-
-The comparisons all rest on one identity: a measured speed-up divided by the roofline's is the
-fused kernel's efficiency (roofline time / measured time) divided by the unfused chain's, so the
-text can say which side of the comparison moved.
+"""Chapter 4, fusion: what the bytes model predicts, and the words the other fusion modules share.
+A measured speed-up over the predicted one is the fused kernel's efficiency (roofline time /
+measured time) over the unfused chain's, so the text can say which side moved.
 """
 from __future__ import annotations
 
@@ -40,33 +36,22 @@ def _roof_kind(run) -> str:
     return "spec-sheet" if _spec(run) else "measured"
 
 
-def _count(n: int, noun: str) -> str:
-    """'one generated loop', 'three generated loops'."""
-    return f"{w.spelled(n)} {noun}{'' if n == 1 else 's'}"
-
-
 def _relation(s: float, p: float) -> str:
     """'close to', 'above' or 'short of': a measured speed-up ``s`` against a predicted ``p``."""
-    if abs(s / p - 1) <= CLOSE:
-        return "close to"
-    return "above" if s > p else "short of"
+    return "close to" if abs(s / p - 1) <= CLOSE else "above" if s > p else "short of"
 
 
 def _faster_than_roof(run, c: dict) -> str:
-    """Why a kernel beat the roofline: its arrays fit in a cache, or the roof is too low."""
+    """What the page knows of a kernel that beat the roofline: its arrays' size against the cache."""
     dev = (getattr(run, "meta", {}) or {}).get("device") or {}
     llc = dev.get("l2_bytes") or 0
-    item = 8 if c.get("dtype") == "float64" else 4
-    working = 2 * (c.get("n") or 0) * item
+    working = 2 * (c.get("n") or 0) * (8 if c.get("dtype") == "float64" else 4)
     if llc and working < 4 * llc:
         return (f"source and result together are {w.size(working)}, less than four times the {w.size(llc)} "
-                "last-level cache, so part of the traffic came from the cache, which is faster than DRAM.")
-    kind = _roof_kind(run)
-    return (f"its arrays ({w.size(working)} together) are far larger than any cache, so the {kind} roof "
-            "understates this machine's bandwidth for this kernel.")
+                "last-level cache, so part of the traffic can come from the cache, faster than DRAM.")
+    return (f"its arrays ({w.size(working)} together) are far larger than any cache, so the {_roof_kind(run)} roof "
+            "is below the bandwidth this kernel reached.")
 
-
-# --- the model's prediction -------------------------------------------------------------------
 
 def prediction(roof, ks, device=None, op: str = "mul", dtype: str = "float32") -> Prose:
     """What the roofline predicts for fusing chains of ``ks`` ops on this device: the ridge,

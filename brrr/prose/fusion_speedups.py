@@ -13,13 +13,14 @@ from .words import ABOVE_ROOF
 
 FOCUS_K = 16        # the chain length the chapter quotes
 LEVEL = 0.9         # a rate "levelled off" where the sweep's last step grew the fused time >= 90% of k's growth
-CEILING = {"mul": 0.5, "add": 0.5, "fma": 0.5, "ffma": 1.0}   # fma: a multiply, then an add (uncontracted)   # the share of the peak (which counts an FMA as two FLOPs)
-#                                                   that a chain of each op can reach at most
+# the most of the peak (which counts an FMA as two FLOPs) a chain of each op can reach; fma: an uncontracted
+# multiply, then an add
+CEILING = {"mul": 0.5, "add": 0.5, "fma": 0.5, "ffma": 1.0}
 
 
 def curve(result, fuser: str) -> dict:
-    """One fuser's measured speed-ups: per k the measured and predicted speed-up, the fused and
-    unfused efficiencies (roofline time / measured time), the fused FLOP/s and bandwidth."""
+    """One fuser's points: per k the measured and predicted speed-up, each side's efficiency
+    (roofline time / measured time), the fused kernel's times, rates and counts."""
     rows = {}
     for r in result.records:
         if r.get("fuser") == fuser:
@@ -43,15 +44,12 @@ def curve(result, fuser: str) -> dict:
 
 
 def fusers_of(result) -> list:
-    """The fusers a run holds records of, in the order they ran."""
     return list(dict.fromkeys(r["fuser"] for r in result.records))
 
 
 def focus(points: list, k: int = FOCUS_K):
     """The point at chain length ``k``, else the one nearest to it on a log scale."""
-    if not points:
-        return None
-    return min(points, key=lambda p: (abs(math.log(p["k"] / k)), -p["k"]))
+    return min(points, key=lambda p: (abs(math.log(p["k"] / k)), -p["k"]), default=None)
 
 
 def _rate(p: dict) -> float:
@@ -59,10 +57,8 @@ def _rate(p: dict) -> float:
 
 
 def compute_from(c: dict):
-    """The shortest chain from which the measurements say the fused kernel's time is set by its
-    arithmetic: from there to the longest chain its FLOP rate stays at ``BUSY`` of the roof's peak or
-    more and within ``CLOSE`` of the best rate of the sweep (near its best; whether it had stopped
-    rising there, :func:`levelled` says). None where the rate never gets that high (or there is no roof)."""
+    """The shortest k from which to the sweep's end the fused FLOP rate stays at ``BUSY`` of the
+    peak or more and within ``CLOSE`` of the sweep's best (None: never, or no roof)."""
     roof, pts = c["roof"], c["points"]
     if not roof or not pts:
         return None
@@ -76,10 +72,8 @@ def compute_from(c: dict):
 
 
 def levelled(c: dict, p: dict) -> tuple:
-    """Whether the fused kernel's FLOP rate had stopped rising from point ``p`` on: over the sweep's
-    last step the fused time grew at least ``LEVEL`` times as much as k did (a doubling of k at least
-    1.8 times), as a kernel held back by its arithmetic does. ``(True, last)`` or ``(False, last)``
-    with the sweep's last point."""
+    """(whether the fused time grew at least ``LEVEL`` times as much as k over the sweep's last
+    step, as a kernel held back by its arithmetic does; the last point)."""
     pts, last = c["points"][-2:], c["points"][-1]
     if len(pts) < 2:
         return True, last
@@ -89,18 +83,15 @@ def levelled(c: dict, p: dict) -> tuple:
 
 def ceiling_words(op: str) -> str:
     """'half the peak, the most a chain of multiplications can reach (...)' for an op of :data:`CEILING`."""
-    share = CEILING.get(op)
-    if share == 1.0:
+    if CEILING.get(op) == 1.0:
         return f"the peak, which a chain of {_ops(op)} can reach (each is one fused multiply-add instruction)"
     return (f"half the peak, the most a chain of {_ops(op)} can reach (the peak counts a fused multiply-add as "
             f"two FLOPs; a {_ops(op, 1)} is one FLOP per instruction)")
 
 
 def serial_bound(c: dict, p: dict):
-    """The fused kernel at ``p`` with its bytes and its arithmetic one after the other, not overlapped:
-    ``(bytes time, arithmetic time, their sum over the measured time)``, the bytes at the roof's
-    bandwidth and the FLOPs at the most its op can reach (:data:`CEILING` of the peak). None where
-    there is no roof or the op has no known ceiling (a cosine is many instructions)."""
+    """(bytes time at the roof's bandwidth, arithmetic time at :data:`CEILING` of the peak, their sum
+    over the measured time) of the fused kernel at ``p``; None without a roof or a known ceiling."""
     roof, share = c["roof"], CEILING.get(c["op"])
     if not roof or not share or "fused_nbytes" not in p:
         return None
@@ -109,25 +100,16 @@ def serial_bound(c: dict, p: dict):
     return tb, ta, (tb + ta) / p["fused_seconds"]
 
 
-def serial_words(c: dict, p: dict, explain: bool = False, say_k: bool = True) -> tuple:
-    """The fused kernel at ``p`` against its two roofline times, from :func:`serial_bound`: the
-    bytes at the roof's bandwidth, the arithmetic at the most its op can reach, and the measured time
-    as a multiple of the longer one (the roofline's bound). ``('overlapped', text)`` where the
-    two one after the other would take more than the measured time (so they overlapped at least in
-    part), ``('bound', text)`` otherwise, ``(None, '')`` where there is no such bound. The measured
-    time alone does not say whether the two overlapped when it is longer than their sum.
-    ``explain``: say why a chain of this op reaches only part of the peak; ``say_k``: name the point's k."""
+def serial_words(c: dict, p: dict) -> tuple:
+    """The fused kernel at ``p`` against :func:`serial_bound`: ``('overlapped', text)`` where the two one
+    after the other would take longer than it did, else ``('bound', text)``; ``(None, '')`` without one."""
     bound = serial_bound(c, p)
     if bound is None:
         return None, ""
     tb, ta, share = bound
     t = p["fused_seconds"]
-    share_words = ceiling_words(c["op"]) if explain else ("the peak" if CEILING[c["op"]] == 1.0 else
-                                                           f"{w.percent(CEILING[c['op']])} of the peak")
-    lead = f"At k = {w.integer(p['k'])} its" if say_k else "Its"
-    text = (f" {lead} bytes take {w.seconds(tb)} at the "
-            f"roof's bandwidth and its {_ops(c['op'])} {w.seconds(ta)} at {share_words}; it took {w.seconds(t)}, "
-            f"{w.times(t / max(tb, ta))} the longer of the two, "
+    text = (f" Its bytes take {w.seconds(tb)} at the roof's bandwidth and its {_ops(c['op'])} {w.seconds(ta)} at "
+            f"{ceiling_words(c['op'])}; it took {w.seconds(t)}, {w.times(t / max(tb, ta))} the longer of the two, "
             + ("which is the roofline's bound" if CEILING[c["op"]] == 1.0 else
                "its least time at that ceiling (the roofline's own bound, at the full peak, is lower)"))
     if share > ABOVE_ROOF:
@@ -137,11 +119,8 @@ def serial_words(c: dict, p: dict, explain: bool = False, say_k: bool = True) ->
 
 
 def rate_trend(c: dict, p: dict) -> tuple:
-    """Whether the fused kernel at point ``p`` was held back by its arithmetic, judged on the whole
-    curve (:func:`compute_from`): ``('compute', ())``; ``('idle', ())`` below ``BUSY`` of the peak;
-    ``('fell', (top, low))`` where the rate peaked and then fell off the plateau, which a kernel held
-    back by its arithmetic does not do; ``('rising', (p, top))`` where it was still rising past ``p``;
-    ``(None, ())`` without a roof."""
+    """The fused FLOP rate at ``p`` on the whole curve: 'compute' (from :func:`compute_from` on), 'idle'
+    (below ``BUSY``), ``('fell', (top, low))``, ``('rising', (p, top))`` or ``(None, ())``."""
     roof, pts = c["roof"], c["points"]
     if not roof or not pts:
         return None, ()
@@ -159,8 +138,8 @@ def rate_trend(c: dict, p: dict) -> tuple:
 
 
 def trend_words(c: dict, trend: str, pair: tuple, p: dict, rate_said: bool = False) -> str:
-    """The sentences for a 'fell' or 'rising' :func:`rate_trend` at point ``p`` ('' for the others);
-    ``rate_said``: the text before them already gave the rate at ``p``."""
+    """The words for a 'fell' or 'rising' :func:`rate_trend` ('' for the others); ``rate_said``:
+    the text before already gave the rate at ``p``."""
     peak = c["roof"].peak_flops if c["roof"] else None
     if trend not in ("fell", "rising"):
         return ""
@@ -171,15 +150,14 @@ def trend_words(c: dict, trend: str, pair: tuple, p: dict, rate_said: bool = Fal
         fall = (f"by k = {w.integer(low['k'])} it had fallen to {w.percent(_rate(low) / peak)}" if top is p else
                 f"it fell from {w.percent(_rate(top) / peak)} at k = {w.integer(top['k'])} to "
                 f"{w.percent(_rate(low) / peak)} at k = {w.integer(low['k'])}")
-        return (f"{lead} did not level off: {fall}, where a kernel held back by its arithmetic keeps its rate. "
-                "Neither roof explains that: the time went to something the model leaves out.")
+        return f"{lead} did not level off: {fall}, where a kernel held back by its arithmetic keeps its rate."
     top = pair[1]
     return (f"{lead} was still rising (to {w.percent(_rate(top) / peak)} at k = {w.integer(top['k'])}): it had "
-            "reached neither limit." + serial_words(c, p, say_k=False)[1])
+            "reached neither limit." + serial_words(c, p)[1])
 
 
 def _why(p: dict, c: dict, run) -> str:
-    """Why a measured speed-up sits where it does against the prediction: which side moved."""
+    """Which side of a speed-up moved, where it is not close to its prediction."""
     rel = _relation(p["speedup"], p["predicted"])
     roof = c["roof"]
     ef, eu = p["eff_fused"], p["eff_unfused"]
@@ -189,32 +167,27 @@ def _why(p: dict, c: dict, run) -> str:
                     + _faster_than_roof(run, c))
         return (f" The unfused chain fell further below its roofline time than the fused kernel did: its "
                 f"{w.integer(p['k'])} passes reached {w.percent(eu)} of the roofline's speed, the fused kernel "
-                f"{w.percent(ef)}. A speed-up is the unfused time over the fused one, so a slow baseline raises it: "
-                "timing one unfused pass alone against its bytes shows where its time went.")
+                f"{w.percent(ef)}. Timing one unfused pass alone against its bytes would show where its time went.")
     if rel == "short of":
         text = (f" The fused kernel fell further below its roofline time than the unfused chain did: it reached "
                 f"{w.percent(ef)} of its roofline speed, the unfused passes {w.percent(eu)}.")
         trend, pair = rate_trend(c, p)
         if trend == "compute" and levelled(c, p)[0]:      # a fused time that stopped growing is no sign of it
             text += (f" Its arithmetic is no longer free: it ran at {w.percent(p['fused_flops'] / roof.peak_flops)} "
-                     "of the roof's peak FLOP/s, and that peak counts a fused multiply-add as two FLOPs, where a "
-                     f"{_ops(c['op'], 1)} is one per instruction, so this chain can reach about half of it at most.")
+                     f"of the roof's peak FLOP/s, against {ceiling_words(c['op'])}.")
         elif eu > ABOVE_ROOF:
             text += (" The unfused passes ran faster than the roof: " + _faster_than_roof(run, c))
-        elif trend in ("fell", "rising"):
+        elif roof:
             text += (f" It ran at {w.percent(p['fused_flops'] / roof.peak_flops)} of the roof's peak FLOP/s and moved "
                      f"its bytes at {w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth."
-                     + trend_words(c, trend, pair, p, rate_said=True))
-        elif roof:
-            rates = (f" It ran at {w.percent(p['fused_flops'] / roof.peak_flops)} of the roof's peak FLOP/s and moved "
-                     f"its bytes at {w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth")
-            text += rates + "." + serial_words(c, p, explain=True, say_k=False)[1]
+                     + (trend_words(c, trend, pair, p, rate_said=True) if trend in ("fell", "rising") else
+                        serial_words(c, p)[1]))
         return text
     return ""
 
 
 def _speedup_sentence(c: dict, run, subject: str) -> tuple:
-    """'For a chain of 16 ..., the model predicts P; <subject> measured S, <relation> it.' + why."""
+    """The measured speed-up against the predicted one at the focus k and at the longest chain."""
     p = focus(c["points"])
     if p is None:
         return "", {}
@@ -227,8 +200,7 @@ def _speedup_sentence(c: dict, run, subject: str) -> tuple:
     if last["k"] != p["k"]:
         at_ceiling = ceiling_point(c, last)
         capped = at_ceiling["predicted"] < last["predicted"] * (1 - 1e-9)
-        if capped:
-            # past the op's own crossover: the roofline's prediction at the full peak is not one this chain can reach
+        if capped:   # past the op's own crossover the full-peak prediction is out of this chain's reach
             said = (f"the roofline's prediction is {w.number(last['predicted'])} at the full peak and "
                     f"{w.number(at_ceiling['predicted'])} at {w.percent(CEILING[c['op']])} of it, the most a chain of "
                     f"{_ops(c['op'])} can reach; the measurement, {w.number(last['speedup'])}, is")
@@ -246,9 +218,8 @@ def _speedup_sentence(c: dict, run, subject: str) -> tuple:
 
 
 def ceiling_point(c: dict, p: dict) -> dict:
-    """Point ``p`` with its prediction and its fused efficiency taken at the most its op can reach
-    (:data:`CEILING` of the peak) instead of the full peak; ``p`` itself where there is no roof, the op has no
-    known ceiling, or the ceiling does not bind at ``p``'s k."""
+    """``p`` with its prediction and fused efficiency at :data:`CEILING` of the peak (``p`` itself
+    where there is no such bound or it does not bind)."""
     bound = serial_bound(c, p)
     if bound is None:
         return p
@@ -261,8 +232,7 @@ def ceiling_point(c: dict, p: dict) -> dict:
 
 
 def _plain(reason: str, subject: str) -> str:
-    """A skip note's reason for the page: without the exception's class name ('RuntimeError: ') and
-    with a leading ``subject`` said as 'it' ('cupy.fuse needs a GPU' -> 'it needs a GPU')."""
+    """A skip note's reason without the exception's class, ``subject`` said as 'it'."""
     reason = re.sub(r"^[A-Za-z_][\w.]*(Error|Exception): ", "", reason.strip())
     if reason.lower().startswith(subject.lower() + " "):
         reason = "it " + reason[len(subject) + 1:]
@@ -274,11 +244,8 @@ def _skipped(result, fuser: str) -> str:
     return next((n.split(": ", 1)[1] for n in notes if n.startswith(f"{fuser} skipped")), "")
 
 
-# --- the hand-written kernels -----------------------------------------------------------------
-
 def kernel_speedups(kernels, references=()) -> Prose:
-    """The hand-written fusers' speed-ups against the model, at k = 16 and the longest chain;
-    the same for each reference GPU."""
+    """The hand-written fusers' speed-ups against the model; the same for each reference GPU."""
     parts = []
     fusers = fusers_of(kernels)
     if not fusers:
@@ -302,13 +269,11 @@ def kernel_speedups(kernels, references=()) -> Prose:
 
 
 def _absolute(c: dict, name: str, first) -> str:
-    """A speed-up is a ratio of two of the fuser's own kernels: how fast its fused kernel itself ran,
-    at the focus k, as a share of the roof's bandwidth, and against the first fuser's fused kernel."""
+    """The fused kernel's own bandwidth at the focus k, and its time against the first fuser's."""
     p, roof = focus(c["points"]), c["roof"]
     if p is None or not roof:
         return ""
-    text = (f" A speed-up compares two of the same library's kernels; in absolute terms, its fused kernel "
-            f"moved its bytes at {w.rate(p['fused_bw'], 'B/s')} at k = {w.integer(p['k'])}, "
+    text = (f" The `{name}` fused kernel moved its bytes at {w.rate(p['fused_bw'], 'B/s')} at k = {w.integer(p['k'])}, "
             f"{w.percent(p['fused_bw'] / roof.peak_bandwidth)} of the roof's bandwidth")
     q = focus(first[0]["points"]) if first else None
     if q is not None and q["k"] == p["k"]:
@@ -318,7 +283,6 @@ def _absolute(c: dict, name: str, first) -> str:
 
 
 def _reference_speedups(run) -> Prose:
-    """A reference run's speed-up against the prediction, a paragraph per fuser."""
     parts = []
     for b in fusers_of(run):
         c = curve(run, b)

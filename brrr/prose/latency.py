@@ -1,10 +1,6 @@
-"""Chapter 2, latency-bound kernels: what the copy's bandwidth did as its parallelism grew.
-
-:func:`latency_bound` takes a ``bandwidth_vs_parallelism`` result (CPU threads or GPU blocks)
-and the reference runs of it, and says how much of the roof one thread or one block reached,
-where the curve flattens (or that it never did here), and, where the run measured a load's
-latency, Little's estimate of the bytes in flight. :func:`curve` holds the numbers it chose from.
-"""
+"""Chapter 2, latency-bound kernels: what the copy's bandwidth did as its parallelism grew (CPU
+threads or GPU blocks), and, where the run measured a load's latency, Little's estimate of the bytes
+in flight."""
 from __future__ import annotations
 
 from . import Prose, with_references
@@ -16,14 +12,8 @@ SATURATED = 0.9    # a point within 90% of the best has reached the curve's flat
 
 
 def curve(result) -> dict:
-    """The shape of a bandwidth-vs-parallelism run.
-
-    ``outcome`` is 'one point' (nothing to compare), 'slower' (more parallelism lost bandwidth),
-    'no gain' (within SAME of one worker's throughout), 'falls back' (it rose, then the largest
-    counts fell more than 1 - SATURATED below the best), 'still rising' (the largest count was the
-    best and its step still gained more than SAME) or 'saturates' (the curve flattens at
-    ``flat_at``: the smallest count within SATURATED of the best, every larger count too).
-    """
+    """The shape of a bandwidth-vs-parallelism run: ``outcome`` is 'one point', 'slower', 'no gain',
+    'falls back', 'still rising' or 'saturates' (from ``flat_at``, every count within SATURATED of the best)."""
     recs = sorted(result.records, key=lambda r: r["parallelism"])
     if not recs:
         raise ValueError("the result has no records: run brrr.experiments.bandwidth_vs_parallelism")
@@ -105,55 +95,30 @@ def _shape(c: dict) -> str:
                 "requests are in flight to use the bandwidth.")
     if o == "still rising":
         reached = f"({_gb(c['last'])}{', ' + _share(c, c['last']) if c['roof'] else ''})"
-        if len(c["counts"]) == 2:
-            last = (f"{w.spelled(c['last_count'])} threads" if c["unit"] == "threads"
-                    else _workers(c, c["last_count"]))
-            text = (f"The bandwidth grew from {_one(c)} to {last} {reached}, the largest count, so this run "
-                    "never saw the curve flatten.")
-        else:
-            text = (f"The bandwidth grew at every step and was still rising at the largest count, "
-                    f"{_workers(c, c['last_count'])} {reached}, so this run never saw the curve flatten.")
-        if c["cpu"]:
-            text += (f" With only {w.spelled(c['last_count'])} threads available here, one per core, this "
-                     "machine cannot show where more threads stop helping; a CPU with more cores (or a GPU) can.")
-        return text
+        step = f"from {_one(c)} to" if len(c["counts"]) == 2 else "at every step, up to"
+        return (f"The bandwidth grew {step} {_workers(c, c['last_count'])} {reached}, the largest count, so this "
+                "run never saw the curve flatten.")
     busy = _busy(c)
     if o == "falls back":
         return (f"The bandwidth rose from {_gb(c['first'])} with {_one(c)} to {_gb(c['best'])} with "
                 f"{_workers(c, c['best_count'])}, then fell back to {_gb(c['last'])} with "
                 f"{_workers(c, c['last_count'])}. Up to the peak the copy was latency-bound, short of requests "
-                "in flight; past it the extra workers only competed with each other"
-                + (" for the memory system." if not c["cpu"] else
-                   f", and with the other programs on this machine: {_load(c)}." if busy else "."))
+                "in flight; past it the extra workers gained nothing" + (f", while {_load(c)}." if busy else "."))
     if o == "slower":
         text = (f"More parallelism made the copy slower: {_workers(c, c['last_count'])} moved {_gb(c['last'])}, "
                 f"against {_gb(c['first'])} for {_one(c)}.")
-        if not c["cpu"]:
-            return text + (" On a GPU more blocks only add requests in flight, so this points at something "
-                           "else, such as another program using the same GPU; rerun the sweep.")
-        if busy is False:
-            return text + (f" Other programs do not explain it: {_load(c)}. The threads added the cost of "
-                           "coordinating them and no bytes in flight, as happens when they share one path to "
-                           "memory (a virtual machine's CPUs need not be separate cores).")
         if busy:
-            text += (f" While it ran, {_load(c)}: other programs wanted the cores too. A parallel copy splits the "
-                     "array evenly and ends when its slowest part does, so a thread that waits for a core holds "
-                     "up the whole copy.")
-        else:
-            text += (" A parallel copy splits the array evenly and ends when its slowest part does, so on a "
-                     "machine whose cores are also busy with other programs, a thread that waits for a core "
-                     "holds up the whole copy.")
-        return text + (" That points at the machine being shared, not at latency, so this run cannot show "
-                       "the latency-bound part of the curve.")
+            return text + (f" While it ran, {_load(c)}: other programs wanted the cores too, so this run cannot "
+                           "show the latency-bound part of the curve.")
+        return text + (f"{' Other programs do not explain it: ' + _load(c) + '.' if busy is False else ''} This run "
+                       "does not show why; rerunning the sweep shows whether it repeats.")
     if c["roof"] and c["first"] * 1e9 >= 0.8 * c["roof"]:
         why = (f"{_one(c).capitalize()} already kept enough requests in flight to come close to the roof, "
                "so there was little left for more parallelism to win.")
     elif busy:
-        why = (f"{_one(c).capitalize()} was still far below the roof, so more requests in flight should have "
-               f"helped; the likeliest reason they did not is that the other cores were busy: {_load(c)}.")
+        why = (f"{_one(c).capitalize()} was still far below the roof, and while it ran {_load(c)}.")
     else:
-        why = (f"{_one(c).capitalize()} was still far below the roof, so more requests in flight should have "
-               "helped, and this run does not show why they did not.")
+        why = f"{_one(c).capitalize()} was still far below the roof, and this run does not show why more did not help."
     return (f"Adding parallelism did not raise the bandwidth: the best point, {_gb(c['best'])} with "
             f"{_workers(c, c['best_count'])}, is within {w.percent(SAME)} of {_one(c)}'s. {why}")
 
@@ -168,8 +133,8 @@ def _busy(c: dict):
 
 def _load(c: dict) -> str:
     """'the load average (...) was 14.2 on two CPUs', with what a load average is."""
-    return (f"the load average (processes running or waiting for a CPU over the last minute, this one "
-            f"included) was {w.number(c['load_average'])} on {w.spelled(c['cpus'])} CPUs")
+    return (f"the load average (processes running or waiting for a CPU, this one included) was "
+            f"{w.number(c['load_average'])} on {w.spelled(c['cpus'])} CPUs")
 
 
 def _above_roof(c: dict) -> str:
@@ -208,9 +173,7 @@ def _little(c: dict) -> str:
     moved, why = _traffic(c)
     why = why + " " if why else ""
     if not c["latency"]:
-        return why + ("Little's law says how much parallelism a copy needs: the bytes in flight equal the "
-                      "bandwidth times the latency of one request. This run did not measure the latency, so "
-                      "it gives no number for either.")
+        return why + "This run did not measure the latency of a load, so it gives no estimate of the bytes in flight."
     if moved:
         return why + _little_loads(c)
     one = c["first"] * 1e9 * c["latency"]

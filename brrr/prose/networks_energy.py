@@ -1,6 +1,4 @@
-"""Chapter 6, the DI paper's energy side checked from its own numbers: the ridge of its GPUs
-(Table IV) and its statistics (Table IX, Eq. 6), recomputed by :mod:`brrr.intensity_energy`.
-Computed, not measured (Jha, Mittal & Avancha, 2020)."""
+"""Chapter 6: the DI paper's Table IV ridges, Table IX and Eq. 6, recomputed by :mod:`brrr.intensity_energy`."""
 from __future__ import annotations
 
 from . import Prose

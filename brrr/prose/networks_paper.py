@@ -1,9 +1,6 @@
-"""Chapter 6, the arithmetic intensity of real networks: the paper's tables recomputed.
-
-The formulas of Jha, Mittal & Avancha (2020), their Table III and Table VIII recomputed from
-the networks in :mod:`brrr.models`: computed, not measured. Sentences that compare those
-numbers with the paper's, or rank networks, are still chosen by the numbers, so that a change
-in a model or a count cannot leave a sentence behind.
+"""Chapter 6: Tables III and VIII of Jha, Mittal & Avancha (2020) recomputed from :mod:`brrr.models`
+(computed, not measured); the sentences are chosen by the numbers, so a changed count cannot leave
+one behind.
 """
 from __future__ import annotations
 
@@ -25,8 +22,6 @@ def _fraction(value: float) -> str:
         return f"1/{round(inverse)}"
     return w.number(value)
 
-
-# --- Table II / III ---------------------------------------------------------------------------
 
 def convolution_kinds(comparison, kinds) -> Prose:
     """Whether Table III recomputed (``intensity.table_iii_beside_paper()``) agrees with the
@@ -67,8 +62,6 @@ def convolution_kinds(comparison, kinds) -> Prose:
                         "same_weight_reuse": same_weight_reuse})
 
 
-# --- one network, two conventions -------------------------------------------------------------
-
 def _agreement(ours: float, paper: float, digits: int = 0) -> tuple:
     """('rounding' | 'close' | 'near' | 'far', per cent beyond the paper's rounding, signed)."""
     slack = 0.5 * 10.0 ** -digits
@@ -107,8 +100,6 @@ def vgg16(blobs, layer, paper=None) -> Prose:
                         "outcome": worst[0]})
 
 
-# --- Table VIII -------------------------------------------------------------------------------
-
 def _row_story(name: str, row) -> dict:
     """Per column of one network's row: agreement with the paper, signed per cent."""
     from ..intensity import MAIN_COLUMNS, TABLE_VIII_DIGITS
@@ -123,8 +114,7 @@ def _differences(story: dict) -> str:
 
 
 def _note(name: str, row, story: dict) -> str:
-    """What is known about why a network's row comes out as it does (model facts; the
-    differences themselves are chosen by the numbers)."""
+    """What is known of the model behind a network's row (the differences are chosen by the numbers)."""
     if name == "AlexNet":
         text = "the Caffe model, with two groups and local response normalisation."
         act = story["activation_reuse"]
@@ -148,18 +138,15 @@ def _note(name: str, row, story: dict) -> str:
         if wr[0] in ("near", "far"):
             implied = row["weight_reuse (paper)"] * row["weights"]
             return (f"ours has {w.number(row['macs'] / 1e6)} M MACs and {w.number(row['weights'] / 1e6, 2)} M "
-                    f"parameters, the published figures, so $M_c/W$ = {w.number(row['weight_reuse'])}; the "
-                    f"paper's {w.number(row['weight_reuse (paper)'])} implies about {w.number(implied / 1e6)} M "
-                    "MACs for the same parameters. The network the authors analysed evidently differed (input "
-                    "size or width multiplier).")
+                    f"parameters, the published figures; the paper's $M_c/W$ of "
+                    f"{w.number(row['weight_reuse (paper)'])} implies about {w.number(implied / 1e6)} M MACs for the "
+                    "same parameters.")
         return ""
     return ""
 
 
 def _paper_d_f() -> tuple:
-    """Whether the paper's d_f column follows from its own printed AI_c and DI, row by row (within
-    half a unit, its rounding): (sentence, rows reproduced). Our values are not the test: they
-    round to different integers from the paper's for some networks."""
+    """(sentence, rows reproduced): whether the paper's d_f follows from its own printed AI_c and DI."""
     from ..intensity_paper import PAPER_TABLE_VIII, TABLE_VIII_COLUMNS, disparity
     ai, di, df = (TABLE_VIII_COLUMNS.index(c) for c in ("ai_c", "di", "d_f"))
     rows = {name: (r[ai], r[di], r[df], disparity(r[ai], r[di])) for name, r in PAPER_TABLE_VIII.items()}
@@ -176,9 +163,7 @@ def _paper_d_f() -> tuple:
 
 
 def table_viii(table) -> Prose:
-    """How close each network of ``intensity.compare_with_paper()`` comes to the paper's
-    Table VIII (beyond its rounding, d_f left out), with what is known about the misses,
-    and whether the paper's d_f column behaves as computed from rounded values."""
+    """How close each network of ``intensity.compare_with_paper()`` comes to Table VIII, and the d_f column."""
     from ..intensity import largest_differences
     worst = largest_differences(table)
     groups = {"rounding": [], "close": [], "near": [], "far": []}
@@ -198,18 +183,11 @@ def table_viii(table) -> Prose:
         note = _note(name, row, story)
         bullets.append(f"- {line}" + (f"; {note}" if note else "."))
     n = len(table)
-    counts = []
-    verb = lambda k, one, many: one if len(groups[k]) == 1 else many  # noqa: E731
-    if groups["rounding"]:
-        counts.append(f"{len(groups['rounding'])} {verb('rounding', 'agrees', 'agree')} with the paper to its "
-                      f"rounding on every column compared, $d_f$ aside ({w.listing(groups['rounding'])})")
-    if groups["close"]:
-        counts.append(f"{len(groups['close'])} {verb('close', 'comes', 'come')} within {w.number(CLOSE)}% of it "
-                      f"beyond its rounding ({w.listing(groups['close'])})")
-    if groups["near"]:
-        counts.append(f"{len(groups['near'])} within {w.number(NEAR)}% ({w.listing(groups['near'])})")
-    if groups["far"]:
-        counts.append(f"{len(groups['far'])} {verb('far', 'differs', 'differ')} by more ({w.listing(groups['far'])})")
+    said = {"rounding": ("agrees", "agree", "with the paper to its rounding on every column compared, $d_f$ aside"),
+            "close": ("comes", "come", f"within {w.number(CLOSE)}% of it beyond its rounding"),
+            "near": ("", "", f"within {w.number(NEAR)}%"), "far": ("differs", "differ", "by more")}
+    counts = [f"{len(names)} {' '.join(filter(None, (said[g][len(names) > 1], said[g][2])))} ({w.listing(names)})"
+              for g, names in groups.items() if names]
     text = f"Of the {n} networks, {w.listing(counts)}. Network by network:"
     tail, reproduced = _paper_d_f()
     facts = {"groups": groups, "worst": worst["largest difference (%)"].to_dict(), "paper_d_f_reproduced": reproduced}
@@ -217,8 +195,7 @@ def table_viii(table) -> Prose:
 
 
 def reuse(table) -> Prose:
-    """Which networks have the most and the least activation reuse (the left panel of the
-    reuse figure), their A/W, and whether the paper's values rank them the same way."""
+    """The networks with the most and least activation reuse, and whether the paper ranks them alike."""
     order = table.sort_values("activation_reuse", ascending=False)
     top, bottom = order.head(2), order.tail(3).iloc[::-1]
     hi = [f"{n} ({w.number(r['activation_reuse'])} MACs per activation, $A/W$ = {w.number(r['a_over_w'], 2)})"
@@ -226,7 +203,6 @@ def reuse(table) -> Prose:
     text = f"By activation reuse, {w.listing(hi)} sit highest"
     text += (": their activations are used hundreds of times." if (top["activation_reuse"] >= 100).all() else ".")
     if (top["a_over_w"] < 1).all():
-        # M_c / A does not depend on W: the weights explain the low A/W, not the high reuse
         text += (" Most of their data are weights ($A/W$ below 1), but $M_c/A$ does not depend on $W$: the "
                  "weights explain their low $A/W$, not their high activation reuse.")
     lo = [f"{n} ({w.number(r['activation_reuse'])})" for n, r in bottom.iterrows()]
@@ -244,9 +220,6 @@ def reuse(table) -> Prose:
         moved = [n for a, n in zip(theirs, ours) if a != n]
         text += (f" The paper's values (hollow) rank them a little differently: {w.listing(moved)} swap places, "
                  "among networks whose activation reuse is close.")
-    wr = table["weight_reuse"]
-    text += (f" Weight reuse, on the horizontal axis, runs from {w.number(wr.min())} ({wr.idxmin()}) to "
-             f"{w.number(wr.max())} ({wr.idxmax()}) and says little about activation reuse.")
     return Prose(text, {"top": list(top.index), "bottom": list(bottom.index), "same_order": ours == theirs})
 
 

@@ -1,12 +1,10 @@
-"""Chapter 6, what DI predicts and what the device measures: sentences chosen by the records of
-:func:`brrr.intensity_predict.measure_networks` and :func:`~brrr.intensity_predict.measure_layer_kinds`.
-
-Jha, Mittal & Avancha (2020) test DI against energy on two GPUs; these sentences test it, and
-AI_c, against time on the live device, and say where each prediction holds and where it misses.
+"""Chapter 6: AI_c and DI against the measured time of whole networks and of each kind of layer
+(:func:`brrr.intensity_predict.measure_networks`, :func:`~brrr.intensity_predict.measure_layer_kinds`).
 """
 from __future__ import annotations
 
 import math
+from statistics import median as statistics_median
 
 from . import Prose, with_references
 from . import words as w
@@ -32,9 +30,8 @@ def _ratios(result) -> dict:
 
 
 def network_predictions(result, references=()) -> Prose:
-    """How far each of the four predictions of ``measure_networks`` lies from the measured
-    times: whether the roofline held as a lower bound, which prediction came closest, and
-    which networks it missed most."""
+    """Whether the four predictions held as lower bounds, which came closest, which network it
+    missed most, and what the run measured of fixed costs, caches and noise."""
     ratios = _ratios(result)
     device = w.device_of(result)
     every = [x for per in ratios.values() for x in per.values()]
@@ -48,11 +45,11 @@ def network_predictions(result, references=()) -> Prose:
     else:
         text += (f"{w.listing(faster)} ran faster than at least one prediction, which a roofline should not "
                  "allow. ")
-        text += ("Here the roof is the measured one: its bandwidth is a single NumPy copy and its FLOP/s one "
-                 "BLAS matmul, measured once, and PyTorch's kernels with every core and warm caches between "
-                 "layers can beat both. " if w.is_cpu(result) else
-                 "On a GPU that means data stayed in cache between layers, which the byte counts, made for "
-                 "DRAM, do not credit. ")
+        text += ("Here the roof is the measured one, from a single NumPy copy and one BLAS matmul, which "
+                 "PyTorch's kernels beat. "
+                 if w.is_cpu(result) else
+                 "Data that stayed in cache between layers, which the byte counts (made for DRAM) do not credit, "
+                 "would allow it. ")
         facts["outcome"] = "faster than predicted"
     spread = {col: statistics_median([abs(math.log(x)) for x in per.values()]) for col, per in ratios.items()}
     best = min(spread, key=spread.get)
@@ -67,19 +64,15 @@ def network_predictions(result, references=()) -> Prose:
     facts["out_of_line"] = odd
     if odd:
         text += (f" {w.listing(odd)} {'is' if len(odd) == 1 else 'are'} far out of line with the others (more than "
-                 f"{w.number(OUT_OF_LINE)} times the median network's ratio). ")
-        text += ("On a CPU shared with other programs, PyTorch's worker threads can wait for a core at every "
-                 "layer, so a time like that says more about the machine's load than about the network: run the "
-                 "cell again to see whether it repeats." if w.is_cpu(result) else
-                 "Run the cell again to see whether it repeats.")
+                 f"{w.number(OUT_OF_LINE)} times the median network's ratio). Run the cell again to see whether it "
+                 "repeats.")
     text += _overhead_words(result, median, facts)
     cached = [r["network"] for r in result.records
               if any(str(x).startswith("cache-resident") for x in r.get("warnings", []))]
     facts["cache_resident"] = cached
-    if cached:   # H200 review item 14: the paper's corner case, a chip whose cache holds a small network
+    if cached:
         text += (f" `brrr.bench` flagged {w.listing(cached)} as cache-resident: {'its' if len(cached) == 1 else 'their'} "
-                 "weights and activations together are under four times this device's last-level cache, so part of "
-                 "their traffic can stay on chip, and the byte counts, made for DRAM, overstate it.")
+                 "weights and activations together are under four times this device's last-level cache.")
     noisy = [r["network"] for r in result.records if any(str(x).startswith("noisy") for x in r.get("warnings", []))]
     facts["noisy"] = noisy
     if noisy:
@@ -92,23 +85,18 @@ def network_predictions(result, references=()) -> Prose:
 
 
 def _overhead_words(result, median: float, facts: dict) -> str:
-    """What set the measured times, by the book's rule (Chapter 3): where the run counted each
-    network's operators and measured the fixed cost of a call, which networks are overhead-bound
-    (operators x that cost at least their every-layer roofline time) and how much of their time that
-    fixed cost is; without those counts, how a reader could test it, when the measured times lie far
-    above the closest prediction."""
+    """Which networks are overhead-bound by the book's rule (Chapter 3), where the run counted
+    operators and a call's cost; without those, how to test it when the times lie far above the roof."""
     from ..intensity_predict import overhead_bound
     over = overhead_bound(result)
     if not over:
         if median <= OUT_OF_LINE:
             return ""
         facts["overhead"] = "not measured"
-        return (f" A time {w.times(median)} what the roofline gives is set by neither of its two terms. At batch 1 "
-                "each layer is a small kernel, and each kernel launch has a fixed cost (Chapter 3) that no count of "
-                "MACs or activations sees: dividing each time by the number of operators its forward pass runs, or "
-                "timing a larger batch, or replaying the forward pass with CUDA graphs (Chapter 3), tests whether "
-                "that cost sets these times. Until then, read these times as the price of running these networks "
-                "one image at a time, not as a test of $AI_c$ or DI.")
+        return (f" A time {w.times(median)} what the roofline gives is set by neither of its two terms. Dividing "
+                "each time by the operators its forward pass runs, timing a larger batch, or replaying the forward "
+                "pass with CUDA graphs (Chapter 3) would test whether a fixed cost per kernel sets it; until then, "
+                "read these times as the price of one image at a time, not as a test of $AI_c$ or DI.")
     bound = sorted(n for n, o in over.items() if o["overhead_bound"])
     facts["overhead_bound"] = bound
     call = result.meta["call_seconds"]
@@ -130,17 +118,9 @@ def _overhead_words(result, median: float, facts: dict) -> str:
     return text
 
 
-def statistics_median(values) -> float:
-    """The median of a non-empty list of numbers."""
-    values = sorted(values)
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else 0.5 * (values[mid - 1] + values[mid])
-
-
 def bound_calls(result, bounds: dict) -> Prose:
-    """Where AI_c and DI disagree about a network being memory- or compute-bound on the live
-    roof (``bounds``: :func:`brrr.intensity_predict.bounds`), and what share of the peak each
-    such network reached. The paper's AlexNet/MobileNet-V1 reversal, replayed on this device."""
+    """Where AI_c and DI put a network on different sides of the live ridge (``bounds``:
+    :func:`brrr.intensity_predict.bounds`), and which call the measured share of each roof bears out."""
     split = {n: b for n, b in bounds.items() if b["ai_c"] != b["di"]}
     memory = sorted(n for n, b in bounds.items() if b["ai_c"] == b["di"] == "memory")
     facts = {"disagree": sorted(split), "both_memory": memory}
@@ -152,9 +132,7 @@ def bound_calls(result, bounds: dict) -> Prose:
         return Prose(text, facts)
     parts = []
     for n, b in split.items():
-        # a metric is borne out only where the network came near the roof that metric puts it under:
-        # far below both roofs, the measurement sides with neither (a low share of peak FLOP/s alone
-        # does not show a network memory-bound)
+        # a metric is borne out only where the network came near the roof that metric puts it under
         near = {m: b.get(f"{m}_roof_share", b["share"] if b[m] == "compute" else 0.0) >= NEAR_ROOF
                 for m in ("ai_c", "di")}
         side = "both" if all(near.values()) else "DI" if near["di"] else "$AI_c$" if near["ai_c"] else "neither"
@@ -167,15 +145,12 @@ def bound_calls(result, bounds: dict) -> Prose:
     sides = {facts[n] for n in split}
     if sides == {"neither"}:
         text += ("Each of them stayed far below the roof of both metrics (under "
-                 f"{w.percent(NEAR_ROOF)} of it), so the measurement sides with neither: something other than the "
-                 "roofline's two terms set these times.")
+                 f"{w.percent(NEAR_ROOF)} of it), so the measurement sides with neither.")
         facts["outcome"] = "neither"
-    elif sides == {"$AI_c$"}:
-        text += "The measurement sides with $AI_c$ here: each came near the roof $AI_c$ puts it under."
-        facts["outcome"] = "ai_c"
-    elif sides == {"DI"}:
-        text += "The measurement sides with DI here: each came near the roof DI puts it under."
-        facts["outcome"] = "di"
+    elif sides in ({"$AI_c$"}, {"DI"}):
+        m = next(iter(sides))
+        text += f"The measurement sides with {m} here: each came near the roof {m} puts it under."
+        facts["outcome"] = "ai_c" if m == "$AI_c$" else "di"
     else:
         text += ("Which metric the measurement bears out differs from network to network: a network supports a "
                  "metric's call only where it came near the roof that metric puts it under.")
@@ -186,9 +161,8 @@ def bound_calls(result, bounds: dict) -> Prose:
 
 
 def throughput_correlation(corr: dict, sweep) -> Prose:
-    """Which of AI_c and DI tracks the achieved FLOP/s better over the measured networks (``corr``:
-    :func:`brrr.intensity_predict.correlations`), how sure that is by the paper's own Fisher
-    interval, and the alpha that tracks best (``sweep``: :func:`~brrr.intensity_predict.alpha_sweep`)."""
+    """AI_c's and DI's correlation with throughput (``corr``: :func:`brrr.intensity_predict.correlations`),
+    the paper's Fisher interval, and the alpha sweep (:func:`~brrr.intensity_predict.alpha_sweep`)."""
     n, r_ai, r_di = corr["n"], corr["ai_c"], corr["di"]
     text = (f"Over these {n} networks, the correlation between throughput and $AI_c$ is r = {w.number(r_ai, 2)}, "
             f"and between throughput and DI r = {w.number(r_di, 2)}. ")
@@ -196,12 +170,10 @@ def throughput_correlation(corr: dict, sweep) -> Prose:
     cited = (f"r = {w.listing(w.number(paper[(g, 'DI')], 2) for g in ('P4000', 'P100'))} for DI against "
              f"{w.listing(w.number(paper[(g, 'AIc')], 2) for g in ('P4000', 'P100'))} for $AI_c$ on the P4000 "
              "and the P100, its Table VI")
-    if r_di - r_ai > BETTER:
-        outcome = "di"
-        text += f"DI's r is the higher here; the paper's correlations are with energy, not time ({cited}). "
-    elif r_ai - r_di > BETTER:
-        outcome = "ai_c"
-        text += f"$AI_c$'s r is the higher here; the paper's correlations are with energy, not time ({cited}). "
+    if abs(r_di - r_ai) > BETTER:
+        outcome = "di" if r_di > r_ai else "ai_c"
+        text += (f"{'DI' if outcome == 'di' else '$AI_c$'}'s r is the higher here; the paper's correlations are "
+                 f"with energy, not time ({cited}). ")
     else:
         outcome = "similar"
         text += "The two are about equally correlated with throughput here. "
@@ -233,8 +205,7 @@ def throughput_correlation(corr: dict, sweep) -> Prose:
 
 
 def _near_best(sweep):
-    """The run of alphas around the sweep's highest r whose r is within FLAT_R of it:
-    (lowest alpha, highest alpha, lowest r among them)."""
+    """(lowest alpha, highest alpha, lowest r) of the run around the top whose r is within FLAT_R of it."""
     rs, alphas = list(sweep["r"]), list(sweep["alpha"])
     top = max(range(len(rs)), key=lambda i: rs[i] if math.isfinite(rs[i]) else -math.inf)
     lo = hi = top
@@ -246,17 +217,15 @@ def _near_best(sweep):
 
 
 def _lean(sweep) -> str:
-    """'activation', 'weight' or 'neither': which reuse the alphas near the sweep's top favour."""
+    """'activation', 'weight' or 'neither': the reuse the alphas near the sweep's top favour."""
     a_lo, a_hi, _ = _near_best(sweep)
-    if a_lo < 0.5 < a_hi:
-        return "neither"
-    return "activation" if float(sweep.loc[sweep["r"].idxmax(), "alpha"]) >= 0.5 else "weight"
+    return ("neither" if a_lo < 0.5 < a_hi else
+            "activation" if float(sweep.loc[sweep["r"].idxmax(), "alpha"]) >= 0.5 else "weight")
 
 
 def _alpha_sweep_words(sweep, n: int, r_ai: float, interval: str) -> str:
-    """The alpha sweep (the paper's Fig. 4 against throughput): where r peaks, how flat the top
-    is, and whether that says anything about which reuse matters (``interval``: 'narrow' where
-    the Fisher interval of DI's r excludes zero, 'wide' where it includes it, 'none' without one)."""
+    """Where the alpha sweep's r peaks, how flat the top is, and whether that favours a reuse
+    (``interval``: 'narrow', 'wide' (it includes zero) or 'none')."""
     best = sweep.loc[sweep["r"].idxmax()]
     a_lo, a_hi, r_lo = _near_best(sweep)
     text = (f"Swept like the paper's Fig. 4, DI's r on this device is highest at $\\alpha$ = "
@@ -274,10 +243,9 @@ def _alpha_sweep_words(sweep, n: int, r_ai: float, interval: str) -> str:
                "too few for a confidence interval")
         text += (f", so the sweep leans towards {lean} reuse; over {n} networks, {why}, that lean is no "
                  "evidence either way.")
-    elif lean == "activation":
-        text += ", so here too activation reuse carries more of the signal than weight reuse."
     else:
-        text += ", so here weight reuse carries more of the signal than activation reuse."
+        text += (f", so here {lean} reuse carries more of the signal than "
+                 f"{'weight' if lean == 'activation' else 'activation'} reuse.")
     if math.isfinite(r_ai) and r_ai > best["r"]:
         text += (f" $AI_c$ (r = {w.number(r_ai, 2)}) tracks throughput better than DI does at any "
                  "$\\alpha$.")
@@ -286,9 +254,8 @@ def _alpha_sweep_words(sweep, n: int, r_ai: float, interval: str) -> str:
 
 @needs_measurements
 def layer_kinds(result) -> Prose:
-    """For each profiled network (:func:`brrr.intensity_predict.measure_layer_kinds`): each kind's
-    share of FLOPs against its share of the measured time, which kind the roofline misses most
-    (measured / roofline time), and the time spent in layers that do no MACs."""
+    """Per profiled network: the largest kind's share of FLOPs and time, the kind the roofline
+    misses most, and the time in layers that do no MACs."""
     from collections import defaultdict
     nets = defaultdict(list)
     for r in result.records:
@@ -307,8 +274,6 @@ def layer_kinds(result) -> Prose:
         if others:
             text += f", against {w.times(miss[others[0]])} for the {others[0]} ones"
         text += ". "
-        if worst == "depthwise":
-            text += "A depthwise layer has the lowest activation reuse of the four kinds (the paper's Table III). "
         typical = statistics_median(list(miss.values()))
         if len(miss) > 2 and miss[worst] > OUT_OF_LINE * typical:
             text += (f"That is more than {w.number(OUT_OF_LINE)} times the median kind's ratio; profiling again "
@@ -316,16 +281,14 @@ def layer_kinds(result) -> Prose:
             facts[f"{net} out of line"] = worst
         none = next((r for r in rows if r["kind"] == "no MACs"), None)
         if none is not None:
-            share_t, share_f = none["seconds"] / tt, none["flops"] / ft
+            share_t = none["seconds"] / tt
             ops = f": {none['operators']} operators" if none.get("operators") else ""
             text += (f"Layers that do no MACs at all (BatchNorm, activations, additions, pooling{ops}) took "
                      f"{w.percent(share_t)} of the time")
             gap = miss.get("no MACs")
             if gap is not None and gap > OUT_OF_LINE:
                 text += (f", {w.times(gap)} the time their bytes take at the roof: the activations they move, which "
-                         "$A$ counts, do not explain that time. Each of them is a kernel of its own, with the fixed "
-                         "cost of a call (Chapter 3); folding BatchNorm into the convolutions and fusing the "
-                         "activations into them (Chapter 4) removes most of those kernels.")
+                         "$A$ counts, do not explain that time.")
                 facts[f"{net} no-MAC gap"] = gap
             else:
                 text += "."

@@ -1,6 +1,5 @@
-"""Chapter 6, the arithmetic intensity of real networks, on a roofline: where the layers of
-each network sit against this device's ridge and the reference GPUs', and the chapter's one
-measurement, the four convolutions of Table III (:func:`brrr.intensity.measure_convs`).
+"""Chapter 6: the layers of each network against this device's ridge and the reference GPUs', and
+the four measured convolutions of Table III (:func:`brrr.intensity.measure_convs`).
 """
 from __future__ import annotations
 
@@ -12,8 +11,6 @@ FLAT_TIMES = 3.0     # slowest / fastest convolution below this, where the roofl
 MODEL_SPREAD = 10.0  # more than this, means the times were set by a fixed cost, not the work
 
 
-# --- the layers of a network on the live roofline ---------------------------------------------
-
 def _left(table, ridge) -> tuple:
     """(share of layers, share of FLOPs) left of ``ridge``."""
     left = table["intensity"] < ridge
@@ -21,10 +18,8 @@ def _left(table, ridge) -> tuple:
 
 
 def layers_on_roofline(layers: dict, roof, device: dict, references=()) -> Prose:
-    """How many Conv/FC layers of each network sit left of this device's ridge (and their
-    share of the FLOPs), the fully-connected and depthwise layers, and where the ridge of
-    each reference GPU (``references``: measure_roofline runs) and of the GPUs in
-    :mod:`brrr.specs` would put them. ``device``: ``Device.summary()`` of the live device."""
+    """The Conv/FC layers left of this device's ridge, of each reference GPU's (``references``:
+    measure_roofline runs) and of the highest in :mod:`brrr.specs`. ``device``: ``Device.summary()``."""
     from ..roofline import Roofline, has_spec_sheet
     from ..specs import GPU_SPECS, lookup
     spec = has_spec_sheet(device)
@@ -33,8 +28,7 @@ def layers_on_roofline(layers: dict, roof, device: dict, references=()) -> Prose
         text = f"On the spec-sheet roof of {name} the float32 ridge sits at {w.number(roof.ridge)} FLOP/byte."
     else:
         text = (f"On {name} the ridge of the measured roof sits at {w.number(roof.ridge)} FLOP/byte (a measured "
-                "roof, not a hardware peak: the copy bandwidth and float32 matmul rate `brrr` measured once on "
-                "this machine and cached).")
+                "roof, not a hardware peak).")
     facts = {"ridge": roof.ridge, "spec": spec}
     shares = []
     for net, table in layers.items():
@@ -46,18 +40,13 @@ def layers_on_roofline(layers: dict, roof, device: dict, references=()) -> Prose
         else:
             shares.append(f"{w.percent(n_share)} of {net}'s {len(table)}, holding {w.percent(f_share)} of its FLOPs")
     text += " " + "; ".join(shares) + "."
-    fc = [t.loc[t["kind"] == "fc", "intensity"] for t in layers.values()]
-    fc = [x for s in fc for x in s]
+    fc = [x for t in layers.values() for x in t.loc[t["kind"] == "fc", "intensity"]]
     if fc:
         all_left = max(fc) < roof.ridge
         facts["fc_left"] = all_left
         text += (f" The fully-connected layers are all among them (at most {w.number(max(fc))} FLOP/byte): at "
                  "batch 1 a matrix-vector product uses every weight once." if all_left else
                  f" Not every fully-connected layer is left of it (they reach {w.number(max(fc))} FLOP/byte).")
-    dw = [x for t in layers.values() for x in t.loc[t["kind"] == "depthwise", "intensity"]]
-    if dw:
-        text += (f" The depthwise layers sit between {w.number(min(dw))} and {w.number(max(dw))} FLOP/byte, "
-                 "an intensity that does not depend on the device.")
     ref_roofs = []
     for run in references:
         try:
@@ -69,22 +58,14 @@ def layers_on_roofline(layers: dict, roof, device: dict, references=()) -> Prose
     pw = {net: t.loc[t["kind"] == "pointwise", "intensity"] for net, t in layers.items()}
     pw = {net: s for net, s in pw.items() if len(s)}
     std = {net: t.loc[t["kind"] == "standard", "intensity"] for net, t in layers.items()}
-    if pw and ref_roofs:   # this device's count first, to set the references' beside (H200 review item 24)
-        here = [f"{int((s < roof.ridge).sum())} of {net}'s {len(s)} pointwise layers" for net, s in pw.items()]
-        text += f" Here {w.listing(here)} sit left of the ridge."
-        for net, s in pw.items():
-            facts[f"{net} pointwise left here"] = int((s < roof.ridge).sum())
-    for ref_name, r in ref_roofs:
-        part = f" On the reference {ref_name}, whose float32 ridge is at {w.number(r.ridge)} FLOP/byte"
+    for where, ridge in ([("here", roof.ridge)] if pw and ref_roofs else []) + [(n, r.ridge) for n, r in ref_roofs]:
         counts = []
         for net, s in pw.items():
-            k = int((s < r.ridge).sum())
+            facts[f"{net} pointwise left {'here' if where == 'here' else f'of {where}'}"] = k = int((s < ridge).sum())
             counts.append(f"{k} of {net}'s {len(s)} pointwise layers")
-            facts[f"{net} pointwise left of {ref_name}"] = k
-        if counts:
-            part += f", {w.listing(counts)} would sit left of the ridge, on the slope"
-        part += "."
-        text += part
+        text += (f" Here {w.listing(counts)} sit left of the ridge." if where == "here" else
+                 f" On the reference {where}, whose float32 ridge is at {w.number(ridge)} FLOP/byte"
+                 + (f", {w.listing(counts)} would sit left of the ridge." if counts else "."))
     if not ref_roofs:
         text += " No reference GPU roof ships with this copy of `brrr` to compare with."
     fp32_ridges = {s.name: s.fp32 / s.bandwidth for s in GPU_SPECS.values()}
@@ -105,11 +86,8 @@ def layers_on_roofline(layers: dict, roof, device: dict, references=()) -> Prose
     return Prose(text, facts)
 
 
-# --- the one measurement: four convolutions ---------------------------------------------------
-
 def conv_facts(result) -> dict:
-    """Per kind: share of the roof reached, whether the model calls it memory-bound, seconds,
-    MACs; and the device, its cache and whether its roof is a spec sheet."""
+    """Per kind: share of the roof, memory-bound by the model, seconds, MACs; the device and cache."""
     from ..roofline import has_spec_sheet
     meta = result.meta
     dev = meta.get("device") or {}
@@ -130,21 +108,17 @@ def _above_roof(f: dict, kind: str) -> str:
     text = f"The {kind} convolution measured {w.times(k['share'])} what its roof allows. "
     fits = f["cache"] and k["nbytes"] < f["cache"]
     if k["memory_bound"]:
-        if not f["spec"]:
-            text += ("The measured roof's bandwidth is one NumPy copy (a single thread), while PyTorch reads with "
-                     "every core")
-        else:
-            text += "Its bytes arrived faster than the spec-sheet DRAM bandwidth"
+        text += ("Its bytes arrived faster than the spec-sheet DRAM bandwidth" if f["spec"] else
+                 "The measured roof's bandwidth is one NumPy copy (a single thread), while PyTorch reads with "
+                 "every core")
         if fits:
             text += (f"; and its {w.size(k['nbytes'])} fit in the {w.size(f['cache'])} cache, so part of the "
                      "traffic can come from cache despite the flush before each sample")
         return text + "."
     if not f["spec"]:
-        return text + ("The measured roof's FLOP/s is the best NumPy (BLAS) matmul, measured once and cached; "
-                       "PyTorch's convolution kernels ran faster than that, so the measured roof understates this "
-                       "machine for convolutions.")
-    return text + ("A point above a spec-sheet compute roof means the GPU ran above the clock the spec assumes, "
-                   "or the FLOP count credits the layer with work it did not do.")
+        return text + "The measured roof's FLOP/s is one NumPy (BLAS) matmul's, which PyTorch's convolutions beat."
+    return text + ("Above a spec-sheet compute roof, the GPU ran above the clock the spec assumes, or the FLOP "
+                   "count credits the layer with work it did not do.")
 
 
 def _kind_list(f: dict) -> str:
@@ -155,9 +129,8 @@ def _kind_list(f: dict) -> str:
 
 
 def conv_measurements(result, references=()) -> Prose:
-    """What the four convolutions of Table III reached against the roof, points above it,
-    whether the depthwise layer's saving in MACs became a saving in time, noisy timings,
-    and the same for each reference GPU run."""
+    """The four convolutions of Table III against the roof, and whether the depthwise layer's
+    saving in MACs became a saving in time; the same for each reference GPU run."""
     f = conv_facts(result)
     kinds = f["kinds"]
     roof_kind = ("spec-sheet float32 roof without tensor cores (the timings turn off the TF32 that PyTorch "
@@ -167,13 +140,10 @@ def conv_measurements(result, references=()) -> Prose:
             "at its intensity.")
     bound = {kind: ("memory-bound" if k["memory_bound"] else "compute-bound") for kind, k in kinds.items()}
     mem = [kind for kind, b in bound.items() if b == "memory-bound"]
-    if mem and len(mem) < len(kinds):
-        text += (f" By the model, the {w.listing(mem)} convolution{' is' if len(mem) == 1 else 's are'} "
-                 "memory-bound here and the rest compute-bound.")
-    elif mem:
-        text += " By the model, all of them are memory-bound here."
-    else:
-        text += " By the model, all of them are compute-bound here."
+    text += (" By the model, all of them are compute-bound here." if not mem else
+             " By the model, all of them are memory-bound here." if len(mem) == len(kinds) else
+             f" By the model, the {w.listing(mem)} convolution{' is' if len(mem) == 1 else 's are'} "
+             "memory-bound here and the rest compute-bound.")
     above = [kind for kind, k in kinds.items() if k["share"] > ABOVE_ROOF]
     facts = {"shares": {kind: k["share"] for kind, k in kinds.items()}, "above_roof": above, "bound": bound}
     for kind in above:
@@ -185,16 +155,8 @@ def conv_measurements(result, references=()) -> Prose:
     if flat:
         text += (f"\n\nAll {len(kinds)} took between {w.seconds(min(times))} and {w.seconds(max(times))} per call, "
                  f"although by the roofline the slowest should take {w.times(max(model) / min(model))} as long as "
-                 "the fastest: "
-                 "here the time of a call was set by a fixed cost larger than the layer's work, not by the work. ")
-        if f["cpu"]:
-            text += ("On a CPU shared with other programs, each timed call can wait tens of milliseconds "
-                     "for PyTorch's worker threads to get a core back after the cache flush "
-                     "that precedes it. These shares of the roof therefore say little about the layers; on a "
-                     "quiet machine the four times should spread out as their work does.")
-        else:
-            text += ("A fixed cost per call (launch, synchronisation) outweighs work this small; these shares "
-                     "of the roof say little about the layers.")
+                 "the fastest: something other than the work set these times, so these shares of the roof say "
+                 "little about the layers.")
     elif "standard" in kinds and "depthwise" in kinds:
         s, d = kinds["standard"], kinds["depthwise"]
         macs, time = d["macs"] / s["macs"], d["seconds"] / s["seconds"]
@@ -210,11 +172,7 @@ def conv_measurements(result, references=()) -> Prose:
                          "depthwise layer's time follows its bytes, not its MACs.")
             if d["share"] < s["share"]:
                 text += (f" The rest is how close each gets to its roof: the depthwise layer reached "
-                         f"{w.percent(d['share'])} of its roof, the standard one {w.percent(s['share'])}. The two "
-                         f"differ in size as well as in kind: the depthwise layer's roof time is "
-                         f"{w.seconds(d['roofline_seconds'])}, short enough for a kernel's fixed costs to matter, "
-                         "so timing a copy of the same bytes beside it separates the kernel's own inefficiency "
-                         "from those costs.")
+                         f"{w.percent(d['share'])} of its roof, the standard one {w.percent(s['share'])}.")
             else:
                 text += (f" The depthwise layer still reached a larger share of its roof than the standard one "
                          f"({w.percent(d['share'])} against {w.percent(s['share'])}).")
@@ -225,7 +183,7 @@ def conv_measurements(result, references=()) -> Prose:
     facts["noisy"] = noisy
     if noisy:
         which = "all of these timings were" if len(noisy) == len(kinds) else \
-            f"the timings of the {w.listing(noisy)} convolution{'s were' if len(noisy) > 1 else ' was'}"
+            f"the timings of the {w.listing(noisy)} convolution{'s' if len(noisy) > 1 else ''} were"
         text += (f" `brrr.bench` warned that {which} noisy (their samples spread widely), "
                  "so read the order of magnitude, not the digits.")
     return with_references(Prose(text, facts), references, "these four convolutions", _reference_convs)

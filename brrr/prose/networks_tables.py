@@ -1,11 +1,9 @@
-"""Chapter 6, more of the DI paper's tables recomputed: Table V (layer-wise intensity), the further
-rows of Table VIII that :mod:`brrr.models` builds, and the ranges of its Sec. I. Computed, not
-measured; the sentences are still chosen by the numbers (Jha, Mittal & Avancha, 2020).
-"""
+"""Chapter 6: Table V, the added rows of Table VIII and Sec. I's ranges of the DI paper, recomputed."""
 from __future__ import annotations
 
 from . import Prose
 from . import words as w
+from .networks_paper import NAMES
 
 TABLE_V_CLOSE = 1.0   # per cent: a median or variance this close to the printed one "matches"
 TABLE_V_NEAR = 5.0    # per cent: "close"; more is "differs"
@@ -16,9 +14,8 @@ def _grade(pct: float) -> str:
 
 
 def table_v(table, other=None) -> Prose:
-    """How well :func:`brrr.intensity_tables.table_v_beside_paper` (output-only activations)
-    reproduces the paper's Table V, what ``other`` (the same with ifmap + ofmap) would give,
-    and whether the paper's argument from the medians survives the recount."""
+    """How well :func:`brrr.intensity_tables.table_v_beside_paper` reproduces Table V, what ``other``
+    (ifmap + ofmap) would give, and whether the paper's argument from the medians survives."""
     grades = {n: max((_grade(r["median difference (%)"]), _grade(r["variance difference (%)"])),
                      key=("match", "close", "differs").index) for n, r in table.iterrows()}
     match = [n for n, g in grades.items() if g == "match"]
@@ -43,8 +40,7 @@ def table_v(table, other=None) -> Prose:
         text += (f"Counting ifmap + ofmap instead puts the medians at {w.percent(lower)} of these (the median "
                  "network), far from the printed ones. ")
     if "MobileNet-V2" in differ:
-        text += ("MobileNet-V2 differs here as it does in Table VIII: the network the authors analysed evidently "
-                 "differed from the published one. ")
+        text += "MobileNet-V2 differs here as it does in Table VIII. "
     facts = {"grades": grades}
     high = [n for n in ("AlexNet", "VGG-16", "NiN", "SqueezeNet-V1.0") if n in table.index]
     if len(high) == 4:
@@ -64,8 +60,7 @@ def table_v(table, other=None) -> Prose:
 
 
 def added_networks(table) -> Prose:
-    """How close each network of :func:`brrr.intensity_tables.added_networks` comes to its row of
-    Table VIII, within the tolerance the tests hold it to, and what the paper's row implies."""
+    """How close each of :func:`brrr.intensity_tables.added_networks` comes to its Table VIII row."""
     within, outside, lines = [], [], []
     for name, r in table.iterrows():
         pct = r["largest difference (%)"]
@@ -74,7 +69,7 @@ def added_networks(table) -> Prose:
             line = f"**{name}** agrees with the paper on every column but $d_f$, to its rounding"
         else:
             line = (f"**{name}**: at most {w.percent(pct / 100)} from the paper beyond its rounding "
-                    f"(in {_COLUMN[r['column']]})")
+                    f"(in {NAMES[r['column']]})")
         if pct > 3:
             implied_w, implied_m = r["implied weights"] / r["weights"], r["implied macs"] / r["macs"]
             line += (f"; with our activation count, the paper's row implies {w.percent(implied_w)} of our "
@@ -96,13 +91,8 @@ def added_networks(table) -> Prose:
     return Prose(text, {"within": within, "outside": outside})
 
 
-_COLUMN = {"weight_reuse": "$M_c/W$", "activation_reuse": "$M_c/A$", "ai_c": "$AI_c$", "di": "DI",
-           "a_over_w": "$A/W$"}
-
-
 def ranges(vgg) -> Prose:
-    """Whether the ranges in the paper's Sec. I ('221 to 15,470 million weights, 0.54 to 138 million
-    MACs') are swapped, from VGG-16's counts (``vgg``: its ModelIntensity), the paper's largest."""
+    """Whether the ranges of the paper's Sec. I are swapped, from VGG-16's counts (its ModelIntensity)."""
     from ..intensity_paper import PAPER_RANGES_AS_PRINTED as printed
     macs_m, weights_m = vgg.macs / 1e6, vgg.weights / 1e6
     top_w, top_m = printed["weights_millions"][1], printed["macs_millions"][1]

@@ -1,7 +1,5 @@
-"""Chapter 3, overhead: what hides the fixed cost of a call. Asynchronous execution (did the
-loop return before the work was done?) and CUDA graphs or ``torch.compile(mode="reduce-overhead")``
-(one launch for a whole chain), with what the model says a GPU would show where none ran.
-"""
+"""Chapter 3, overhead: what hides the fixed cost of a call. Asynchronous execution (did the loop
+return before the work was done?) and CUDA graphs or ``torch.compile(mode="reduce-overhead")``."""
 from __future__ import annotations
 
 from . import Prose, paragraphs, with_references
@@ -29,15 +27,6 @@ def _async_outcome(a: dict) -> str:
     return "partly ahead"
 
 
-def _gpu_model() -> tuple:
-    """(n, seconds of work, spec) for async_demo's default on an H100, by the FP32 spec sheet."""
-    from ..experiments.overhead import ASYNC_N
-    from ..specs import GPU_SPECS
-    spec = next(s for k, s in GPU_SPECS.items() if "H100" in k)
-    n = ASYNC_N["cuda"]
-    return n, 2.0 * n ** 3 * 10 / spec.fp32, spec
-
-
 def async_demo(result, references=()) -> Prose:
     """Did the loop return before the work was done (a GPU's queue), or only once it was finished
     (a CPU); what the reference GPU did, or what the model says a GPU would show."""
@@ -48,14 +37,11 @@ def async_demo(result, references=()) -> Prose:
             f"after {w.seconds(a['returned'])}, and the work was finished after {w.seconds(a['finished'])}.")
     if outcome == "returned = finished":
         if a["backend"] == "cpu":
-            text += (f" Returned and finished are the same moment here, and that is the correct result for a CPU: "
-                     f"{lib} does each matmul on the calling thread (or its own thread pool) and hands control back "
-                     "only when the product is complete, so there is no queue for Python to run ahead of, and the "
-                     "synchronise at the end has nothing left to wait for. Asynchrony is a property of a device with "
-                     "its own queue of work, such as a GPU.")
+            text += (f" Returned and finished are the same moment here, as they should be on a CPU: {lib} hands "
+                     "control back only when each product is complete, so there is no queue for Python to run "
+                     "ahead of.")
         else:
-            text += (" On this GPU the loop returned only when the work was done: something synchronised inside "
-                     "the loop, or the launch queue was full, so the host could not run ahead.")
+            text += " On this GPU the loop returned only when the work was done: the host did not run ahead."
     elif outcome == "ran ahead":
         text += (f" The loop returned after {w.percent(a['share'])} of that time: the host queued the "
                  f"{a['calls']} launches and moved on, and only the synchronisation waited for the GPU, for "
@@ -67,15 +53,7 @@ def async_demo(result, references=()) -> Prose:
     parts = [Prose(text, {"outcome": outcome, "share": a["share"], "returned": a["returned"],
                           "finished": a["finished"]})]
     if not references:
-        t = w.no_reference("this demo")
-        if a["backend"] == "cpu":
-            n, work, spec = _gpu_model()
-            t += (f" What a GPU would show, by the model: the loop returns after {a['calls']} launches of a few "
-                  f"microseconds each, tens of microseconds in all, while the work, {a['calls']} matmuls of "
-                  f"{n} x {n} (the size the demo uses on a GPU), needs at least {w.seconds(work)} on an "
-                  f"{spec.name} at its FP32 spec of {w.rate(spec.fp32)}. The two bars would be hundreds of "
-                  "times apart.")
-        parts.append(Prose(t, {"references": 0}))
+        parts.append(Prose(w.no_reference("this demo"), {"references": 0}))
     for run in references:
         r = async_numbers(run)
         o = _async_outcome(r)
@@ -112,10 +90,8 @@ def _graph_sentence(g: dict, subject: str, fixed=None) -> tuple:
         text += f" ({w.relative(per_op, fixed, 'the fixed cost of one PyTorch call in the size sweep')})"
     text += "."
     if fixed and per_op > (1 + w.SAME) * fixed:
-        text += (f" That fixed cost predicts {w.seconds(g['n_ops'] * fixed)} for the chain, short of what it took: "
-                 "unlike the sweep's calls, each of these allocates a new output and takes a Python number as an "
-                 "operand, and timing one such call alone (as in the table of one call, timed several ways) "
-                 "shows what that adds.")
+        text += (f" That fixed cost predicts {w.seconds(g['n_ops'] * fixed)} for the chain, less than it took; "
+                 "unlike the sweep's calls, each of these allocates a new output and takes a Python number.")
     ratio = eager / graph
     if ratio > 1 + w.SAME:
         outcome = "graph faster"
@@ -144,9 +120,8 @@ def _graph_sentence(g: dict, subject: str, fixed=None) -> tuple:
         elif how == "same":
             text += "."
         else:
-            text += (f". Its fused kernels should need less GPU time than the graph's {g['n_ops']}, so the extra "
-                     f"{w.seconds(comp - graph)} per call went to work around the replay that this page did not "
-                     "measure; profiling one call, as in the trace above, shows where.")
+            text += (f". Where the extra {w.seconds(comp - graph)} per call went, this page did not measure; "
+                     "profiling one call, as in the trace above, shows it.")
     return outcome, text
 
 
@@ -169,19 +144,6 @@ def reduce_overhead(result, references=(), sizes=None) -> Prose:
                  "No reference GPU run of this experiment ships with this edition of the book yet, so there is no "
                  "figure either.")
         facts = {"outcome": "no GPU", "references": len(references)}
-        if not references:
-            n_ops = g["n_ops"] or 20
-            text += (f" What a GPU would show, by the model: run eagerly, each of the {n_ops} operations pays "
-                     "Python, dispatch and a kernel launch, while its own work on "
-                     + (f"{w.integer(g['size'])} elements" if g["size"] else "a handful of elements")
-                     + " takes the GPU a microsecond or two; so the chain costs about "
-                     f"{n_ops} times the fixed cost of one call")
-            if fixed:
-                text += (f" (PyTorch's host-side cost per call on this machine's CPU was {w.seconds(fixed)}, so at "
-                         f"least {w.seconds(n_ops * fixed)} for the chain, before any launch)")
-            text += (". A graph replay pays about one launch for the whole chain and then the GPU's own time "
-                     "for the kernels, so it should be several times faster; the gap grows with the number of "
-                     "operations.")
         live = Prose(text, facts)
     # None: the no-GPU wording above says when no reference run ships (a GPU run needs none)
     return with_references(live, references, None, _reference_graphs)

@@ -1,6 +1,4 @@
-"""Chapter 3, overhead: doubling the batch. The last doubling that was nearly free, the turn to
-work-bound, doublings that look free again, steps where the time fell, and the time per pass.
-"""
+"""Chapter 3, overhead: doubling the batch, from nearly free (overhead-bound) to work-bound."""
 from __future__ import annotations
 
 from . import Prose, with_references
@@ -85,15 +83,13 @@ def double_the_batch(result, references=()) -> Prose:
     text = _batch_sentence(b, "On this run")
     if b["relapse"]:
         again = ", ".join(w.integer(s) for s in b["relapse"])
-        text += (f" After the free run had ended, a doubling looked free again (to a batch of {again}): "
-                 "one row is one measurement, and re-running the sweep shows whether it repeats; read the trend, "
-                 "not one row.")
+        text += (f" After the free run had ended, a doubling looked free again (to a batch of {again}); "
+                 "re-running the sweep shows whether it repeats.")
     if b["fell"]:
         steps = w.listing(f"the doubling to {w.integer(size)} the time fell to {w.number(r, 2)} times the previous "
                           "batch's" for size, r in b["fell"])
-        text += (f" At {steps}: more work took less time, so something besides the work changed between those "
-                 "two measurements, which this sweep cannot say. Timing the smallest batch again after the sweep, "
-                 "as Worked problem 3 does, shows whether its time moved too.")
+        text += (f" At {steps}: more work took less time, which this sweep cannot explain; timing the smallest "
+                 "batch again after the sweep, as Worked problem 3 does, shows whether its time moved too.")
     facts = {"outcome": b["outcome"], "last_free": b["last_free"], "first_work": b["first_work"],
              "relapse": b["relapse"], "fell": b["fell"]}
     return with_references(Prose(text, facts), references, "this sweep", lambda run: _reference_batch(run, b))
@@ -104,8 +100,8 @@ def _reference_batch(run, b: dict) -> Prose:
     r = batch_steps(run)
     t = _batch_sentence(r, f"{w.reference_intro(run)},")
     if r["last_free"] and b["last_free"] and r["last_free"] > b["last_free"]:
-        t += (f" Its free run reached {w.times(r['last_free'] / b['last_free'])} as far as this run's: the same "
-              "layers are far less work for a GPU, so it stays overhead-bound to much larger batches.")
+        t += (f" Its free run reached {w.times(r['last_free'] / b['last_free'])} as far as this run's: it stays "
+              "overhead-bound to much larger batches.")
     return Prose(t, {f"reference {w.device_of(run)}": r["outcome"]})
 
 

@@ -1,7 +1,5 @@
-"""Chapter 3, overhead: one call timed several ways. This chapter's call against Chapter 7's
-(a new output, PyTorch's default threads), each difference judged against the spread between
-rounds, and the size sweep's fixed cost beside them.
-"""
+"""Chapter 3, overhead: one call timed several ways, each difference judged against the spread
+between rounds, and the size sweep's fixed cost beside them."""
 from __future__ import annotations
 
 from . import Prose, paragraphs, with_references
@@ -80,9 +78,7 @@ def call_overhead(calls, sizes=None, references=()) -> Prose:
         effects = [s1]
     text += " " + "; ".join(e[0].upper() + e[1:] if i == 0 else e for i, e in enumerate(effects)) + "."
     if facts["allocation"] == "less":
-        text += (" Preallocating, then, did not make PyTorch's call cheaper: with `out=`, PyTorch first checks the "
-                 "tensor it is given (its shape, whether it must be resized, whether it overlaps the inputs), and "
-                 "for a one-element tensor those checks cost more than allocating a new one.")
+        text += " Preallocating, then, did not make PyTorch's call cheaper here."
     elif facts["allocation"] == "more":
         text += (" That allocation is the cost the size sweep's fixed cost leaves out, since its calls write into "
                  "a preallocated `out`.")
@@ -115,10 +111,8 @@ def _against_sweep(c: dict, cs: dict) -> tuple:
     if all(agree.values()):
         t += " The two timings agree."
     else:
-        t += (f" For {w.listing(cs[lib]['name'] for lib, ok in agree.items() if not ok)} they disagree: the same "
-              "call gave one number in the sweep and another here, and this page does not measure why. Running the "
-              "sweep again shows whether its number repeats; when two pages report different per-call costs for "
-              "one machine, ask which call each timed, and how.")
+        t += (f" For {w.listing(cs[lib]['name'] for lib, ok in agree.items() if not ok)} they disagree, and this "
+              "page does not measure why; running the sweep again shows whether its number repeats.")
     return t, agree
 
 
@@ -129,6 +123,5 @@ def _reference_calls(run) -> Prose:
         t += (f", `torch.add(a, b, out=out)` {_where(r['chapter 3']['backend'])} "
               f"{w.seconds(r['chapter 3']['seconds'])} and `torch.add(a, b)` {w.seconds(r['chapter 7']['seconds'])}")
         if r["chapter 3"]["backend"] == "cuda":
-            t += (": on a GPU each includes a kernel launch, and PyTorch's CPU threads play no part, since "
-                  "the arithmetic runs on the GPU")
+            t += ": on a GPU each includes a kernel launch"
     return Prose(t + ".", {f"reference {w.device_of(run)}": r["numpy"]["seconds"]})

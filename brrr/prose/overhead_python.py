@@ -52,11 +52,7 @@ def python_ops(result, references=()) -> Prose:
                                                "measured (He, 2022)")
     text = (f"One integer addition took {w.seconds(p['add_seconds'])} here (Python {p['python']}), so this "
             f"interpreter runs about {w.number(p['add_per_second'] / 1e6)} million of them per second, {compare}.")
-    if outcome == "faster than He":
-        text += (" The interpreter and the CPU both set this number, and CPython has become faster since "
-                 "2022: version 3.11 added an interpreter that specialises common operations such as this one "
-                 "(PEP 659).")
-    elif outcome == "slower than He":
+    if outcome != "same as He":
         text += " The interpreter and the CPU both set this number."
     slow = p["slow_seconds"] / p["add_seconds"]
     text += (f" The slowest statement, {p['slow_op']}, took {w.seconds(p['slow_seconds'])}, "
@@ -66,10 +62,8 @@ def python_ops(result, references=()) -> Prose:
              f"{_flops(meanwhile)}")
     if w.is_cpu(result):
         text += (f", where He's A100 does about ten million (He, 2022). On a CPU the gap is "
-                 f"{w.number(HE_A100_MEANWHILE / meanwhile, 2)} times smaller, because the interpreter runs on "
-                 "the very "
-                 "cores that would do the arithmetic; it is a GPU's thousands of arithmetic units that make the "
-                 "gap millions.")
+                 f"{w.number(HE_A100_MEANWHILE / meanwhile, 2)} times smaller: the interpreter runs on the very "
+                 "cores that would do the arithmetic.")
     else:
         text += f", {w.relative(meanwhile, HE_A100_MEANWHILE, HE_A100_WORDS)} (He, 2022)."
     facts = {"outcome": outcome, "add_per_second": p["add_per_second"], "he_ratio": ratio,

@@ -1,7 +1,5 @@
-"""Chapter 3, overhead: time against size. Where each library's curve is flat (the fixed cost
-of a call), where its time doubled, whether it ends linear; PyTorch's fixed cost against
-NumPy's; and precisely what that fixed cost measures.
-"""
+"""Chapter 3, overhead: time against size (the flat part, where the time doubled, the linear end),
+PyTorch's fixed cost against NumPy's, and precisely what that fixed cost measures."""
 from __future__ import annotations
 
 import math
@@ -37,9 +35,8 @@ def _sizes(values) -> str:
 
 
 def curve(result, library: str) -> dict:
-    """The shape of one library's ``time_vs_size`` curve: the fit, where the flat part ends
-    (the last size before the time leaves ``FLAT_WITHIN`` x the fixed cost for good), whether
-    there is one, where the time had doubled for good, and the growth over the last step."""
+    """The shape of one library's ``time_vs_size`` curve: the fit, where the flat part ends (the time leaves
+    ``FLAT_WITHIN`` x the fixed cost for good), where it had doubled for good, the last step's growth."""
     from ..experiments.overhead import fit_overhead
     fit = fit_overhead(result, library)
     rows = sorted((r for r in result.records if r["library"] == library), key=lambda r: r["size"])
@@ -108,6 +105,8 @@ def _implied_bandwidth(c: dict) -> str:
     text = f": {w.integer(c['bytes_per_element'])} bytes per element at {w.rate(bw, 'B/s')}"
     if c["peak_bandwidth"]:
         text += f", {w.percent(bw / c['peak_bandwidth'])} of the device's peak bandwidth"
+        if bw > w.ABOVE_ROOF * c["peak_bandwidth"]:
+            text += ", above it: part of these bytes stayed in a cache, or that peak (on a CPU, one copy measured once) is not this machine's limit"
     return text
 
 
@@ -148,16 +147,14 @@ def _curve_sentence(c: dict) -> str:
             text += f"; the fit puts the size where the work equals the fixed cost at {_n(c['crossover'])}"
             apart = c["crossover"] / c["doubled_at"]
             if apart < 1 / 4 or apart > 4:
-                text += (f", {'well below' if apart < 1 else 'well above'} where the time doubled, because the "
-                         "cost per element is not one number: the fit takes it from the largest sizes, which "
-                         f"cost {'more' if apart < 1 else 'less'} per element than those near the crossover")
+                text += (f", {'well below' if apart < 1 else 'well above'} where the time doubled: the fit takes its "
+                         "cost per element from the largest sizes")
         text += "." + (_at_crossover(c) if math.isfinite(c["crossover"]) else "")
     else:
         text += f" Its time never doubled within the sweep (up to {w.integer(c['largest'])} elements)."
     if c["growth"] > 1.5 * c["step"]:
         text += (f" Over the last step ({w.number(c['step'])} times the size) the time grew {w.times(c['growth'])}, "
-                 "more than in proportion: each element got dearer, as happens when the vectors outgrow a cache "
-                 "and must come from DRAM (Chapter 2). The fit's cost per element, "
+                 "more than in proportion: each element got dearer. The fit's cost per element, "
                  f"{_per_element(c['per_element'])}, is that of the largest sizes{_implied_bandwidth(c)}.")
     elif c["linear"]:
         text += (f" Over the last step ({w.number(c['step'])} times the size) the time grew {w.times(c['growth'])}: "
@@ -178,23 +175,18 @@ def _fixed_costs_compared(cs: dict) -> tuple:
     if t["backend"] == "cuda":
         return "torch on GPU", (
             f"PyTorch on the GPU cost {w.seconds(t['fixed'])} per call against NumPy's {w.seconds(n['fixed'])} on "
-            "the CPU, but these are two libraries: how much of the difference is the GPU's launch, timing "
-            "`torch.add` on CPU tensors as well would show. The GPU pays off only once there are enough elements "
-            f"(PyTorch's flat part reached {w.integer(t['flat_until'])} elements, NumPy's "
-            f"{w.integer(n['flat_until'])}).")
+            "the CPU, but these are two libraries: timing `torch.add` on CPU tensors as well would show how much "
+            "of the difference is the GPU's launch.")
     if abs(ratio - 1) <= margin:
         return "same", (f"PyTorch's fixed cost ({w.seconds(t['fixed'])}) was about the same as NumPy's "
                         f"({w.seconds(n['fixed'])}) on this run: the difference is within its noise.")
     if ratio > 1:
         return "torch larger", (
             f"PyTorch's fixed cost was {w.times(ratio)} NumPy's on this run ({w.seconds(t['fixed'])} against "
-            f"{w.seconds(n['fixed'])}): before any arithmetic, PyTorch goes through its dispatcher and checks "
-            "more (the tensors' device, dtype and layout, whether autograd must record the op). In exchange the "
-            "same code runs on a GPU.")
+            f"{w.seconds(n['fixed'])}).")
     return "torch smaller", (
         f"PyTorch's fixed cost was lower than NumPy's on this run ({w.seconds(t['fixed'])} against "
-        f"{w.seconds(n['fixed'])}), although PyTorch's dispatch checks more (device, dtype, autograd) before "
-        "it runs a kernel. The next section times both calls side by side, which shows whether this order holds.")
+        f"{w.seconds(n['fixed'])}); the next section times both calls side by side.")
 
 
 def time_vs_size(result, references=()) -> Prose:
@@ -228,11 +220,6 @@ def _reference_sizes(run, cs: dict) -> Prose:
             bit += f" and stayed flat up to its largest size, {w.integer(c['largest'])} elements"
         bits.append(bit)
     t = f"{w.reference_intro(run)}, " + "; ".join(bits) + "."
-    gpu = [c for c in rc.values() if c["backend"] == "cuda"]
-    if gpu:
-        t += (" A GPU does each element so fast that a call needs hundreds of thousands of elements or more "
-              "before its work outweighs the fixed cost of issuing it: that is why small models on big GPUs "
-              "are so often overhead-bound.")
     return Prose(t, {f"reference {w.device_of(run)}": {lib: c["fixed"] for lib, c in rc.items()}})
 
 

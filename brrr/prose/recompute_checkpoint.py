@@ -1,6 +1,5 @@
-"""Chapter 5, recomputation: the checkpoint sweep. The segment length with the smallest modelled
-peak against the sqrt(L m_in / m_block) formula, what checkpointing cost in time against its FLOP
-ratio (PyTorch's checkpoint stops recomputing early, so less than 4/3), and the GPU allocator's peak, the one check of the model independent of the hooks.
+"""Chapter 5, recomputation: the checkpoint sweep. The best segment length against the
+sqrt(L m_in / m_block) formula, the price in time against the FLOP ratio, and the GPU allocator's peak.
 """
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ FAR, CLOSE = 0.10, 0.50   # a step's matmuls below 10% of the FLOP roof: far fro
 
 
 def _peak_flops(meta: dict):
-    """The FLOP/s roof of a run's device for its dtype: the spec sheet on a known GPU (general
-    math for float32), the measured roof on a CPU; None when the device summary has none."""
+    """The FLOP/s roof of a run's device for its dtype (None when the device summary has none)."""
     dev = meta.get("device") or {}
     dtype = meta.get("dtype", "float32")
     key = "peak_flops_float32" if dtype == "float32" else f"peak_flops_{dtype}_tensor"
@@ -56,32 +54,16 @@ def sweep_facts(run) -> dict:
 
 
 def _formula_sentence(f: dict) -> str:
-    ck, best, x = f["checkpointed"], f["best"], f["formula"]
-    below = [e for e in ck if e <= x]
-    above = [e for e in ck if e >= x]
-    if below and above and below[-1] != above[0]:
-        where = f"between the tried lengths {below[-1]} and {above[0]}"
-    elif below and above:
-        where = f"at the tried length {below[-1]}"
-    elif below:
-        where = f"beyond the longest length tried, {below[-1]}"
-    else:
-        where = f"below the shortest length tried, {above[0]}"
+    best = f["best"]
     text = (f"The formula puts the optimum at √(L · m_input / m_block) = "
-            f"√({f['layers']} / {w.number(f['block_ratio'])}) ≈ {w.number(x, 2)}, {where}; evaluated at the "
+            f"√({f['layers']} / {w.number(f['block_ratio'])}) ≈ {w.number(f['formula'], 2)}; evaluated at the "
             f"lengths tried, it picks {f['model_best']}")
     if f["model_best"] == best:
-        text += (", the same as the sum of the counts. That agreement is expected, not a test of the model: the "
-                 "formula is the same sum, written with one block's counted bytes, and the stack's counts add up "
-                 "block by block.")
-    else:
-        text += (f", where the counts pick {best}. The formula assumes every segment saves exactly `every` times "
-                 "one block's bytes and every block input the same; the counts of this stack differ from that "
-                 "(a shorter last segment, or storages shared across a segment's boundary).")
-    return text
+        return (text + ", the same as the sum of the counts; that is expected, not a test of the model: the "
+                "formula is that sum, written with one block's counted bytes.")
+    return (text + f", where the counts pick {best}: the counts of this stack are not `every` times one "
+            "block's bytes per segment, as the formula assumes.")
 
-
-# --- memory -----------------------------------------------------------------------------------
 
 def checkpoint_memory(result, references=()) -> Prose:
     """The segment length with the smallest modelled peak, against the sqrt(L m_in / m_block)
@@ -101,15 +83,10 @@ def checkpoint_memory(result, references=()) -> Prose:
     else:
         text += "; the sweep has no run without checkpointing to compare it with."
     text += " " + _formula_sentence(f)
-    if f["best"] <= 2 and f["block_ratio"] > 2:
-        text += (f" Segments stay short because one block saves {w.number(f['block_ratio'])} times its input: "
-                 "a long segment brings all of that back at once while it is recomputed, and only a very deep "
-                 "stack makes longer segments pay.")
     return with_references(Prose(text, facts), references, "this sweep", _reference_memory)
 
 
 def _reference_memory(run):
-    """A reference run's stack and best segment length (None where it checkpointed none)."""
     r = sweep_facts(run)
     if r["best"] is None:
         return None
@@ -120,12 +97,8 @@ def _reference_memory(run):
     return Prose(t, {f"reference {w.device_of(run)}": r["best"]})
 
 
-# --- time -------------------------------------------------------------------------------------
-
 def flop_ratio(f: dict, e: int) -> tuple:
-    """(FLOPs of a step checkpointed every ``e`` blocks over a plain step's, how it is known):
-    counted by PyTorch's FLOP counter where the run recorded it, else from the model of
-    early stop (:func:`brrr.experiments.recompute.checkpoint_flop_ratio`)."""
+    """(a step's FLOPs checkpointed every ``e`` blocks over a plain step's, 'counted' or 'modelled')."""
     from ..experiments.recompute_checkpoint import checkpoint_flop_ratio
     rows = f["rows"]
     if rows[e].get("counted_flops") and rows[0].get("counted_flops"):
@@ -134,13 +107,8 @@ def flop_ratio(f: dict, e: int) -> tuple:
 
 
 def _time_outcome(ratio: float, flops: float) -> str:
-    if ratio < 1 / (1 + w.SAME):
-        return "faster"
-    if ratio <= 1 + w.SAME:
-        return "free"
-    if abs(ratio / flops - 1) <= NEAR:
-        return "near"
-    return "below" if ratio < flops else "above"
+    return ("faster" if ratio < 1 / (1 + w.SAME) else "free" if ratio <= 1 + w.SAME else
+            "near" if abs(ratio / flops - 1) <= NEAR else "below" if ratio < flops else "above")
 
 
 def _flops_clause(f: dict, e: int) -> str:
@@ -148,9 +116,8 @@ def _flops_clause(f: dict, e: int) -> str:
     return (f"its FLOPs grew by a factor of {w.number(flops)} ("
             + ("counted by PyTorch's FLOP counter over one step" if how == "counted" else
                "in the model of PyTorch's checkpoint") +
-            f"), less than the {w.number(ESTIMATE)} of one whole extra forward pass: with `use_reentrant=False` "
-            "the recomputation stops as soon as every tensor the backward pass needs exists again, so each "
-            "segment's last matmul, whose output nothing saves, is not rerun")
+            f"), not the {w.number(ESTIMATE)} of one whole extra forward pass: with `use_reentrant=False` "
+            "each segment's last matmul, whose output nothing saves, is not rerun")
 
 
 def _time_sentence(f: dict, subject: str, explain: bool = True) -> tuple:
@@ -163,57 +130,39 @@ def _time_sentence(f: dict, subject: str, explain: bool = True) -> tuple:
         text = (f"{subject} checkpointing with {seg} made a training step {w.times(1 / ratio)} *faster* than "
                 "without, although it does more arithmetic.")
         if explain:
-            text += (" More work cannot take less time unless something other than the work sets the pace; "
-                     "rerunning the sweep shows whether the result holds.")
+            text += " Rerunning the sweep shows whether that holds."
         return outcome, text
-    if outcome == "free":
-        text = (f"{subject} checkpointing with {seg} cost no visible time: a step took {w.number(ratio)} times as "
-                "long as without")
-    else:
-        text = f"{subject} checkpointing with {seg} made a step take {w.number(ratio)} times as long as without"
+    text = (f"{subject} checkpointing with {seg} "
+            + ("cost no visible time: a step took" if outcome == "free" else "made a step take")
+            + f" {w.number(ratio)} times as long as without")
     if not explain:
         return outcome, text + f", where its FLOPs grew by a factor of {w.number(flops)}."
     text += "; " + _flops_clause(f, e) + "."
-    if outcome == "near":
-        text += (f" The time followed the FLOPs, within {w.percent(abs(ratio / flops - 1))}.")
-    elif outcome == "below":
-        text += " The time grew less than the FLOPs: the recomputed work cost less per FLOP than the rest of the step."
+    if outcome == "below":
+        text += " The time grew less than the FLOPs."
     elif outcome == "above":
         text += " The time grew more than the FLOPs. " + _rate_sentence(f)
     return outcome, text
 
 
-def _peak_name(f: dict) -> str:
-    if f["cpu"]:
-        return "this CPU's float32 roof"
-    return ("the float32 peak of the spec sheet without tensor cores (PyTorch leaves TF32 off for float32 "
-            "matmuls by default)")
-
-
 def _rate_sentence(f: dict) -> str:
-    """How far a step without checkpointing is from compute-bound: the FLOP ratio predicts the
-    time only for a step whose time follows its FLOPs."""
+    """How far a step without checkpointing is from compute-bound."""
     step = f["plain"]["min_seconds"]
     flops, peak = f["step_flops"], f["peak_flops"]
-    text = (f"The FLOP ratio predicts the time only where time follows FLOPs. Without checkpointing a step took "
-            f"{w.seconds(step)}, {w.seconds(step / f['layers'])} per block for its forward and backward together")
+    text = f"Without checkpointing a step took {w.seconds(step)}"
     if not flops or not peak:
         return text + "."
     share = flops / step / peak
-    text += (f", and its matmuls ran at {w.rate(flops / step)}, {w.percent(share)} of {_peak_name(f)}, "
+    text += (f", and its matmuls ran at {w.rate(flops / step)}, {w.percent(share)} of "
+             + ("this CPU's float32 roof" if f["cpu"] else "the spec sheet's float32 peak without tensor cores") + ", "
              f"{w.rate(peak)}")
-    if share < FAR:
-        return (text + ": far from compute-bound, so the step's time does not follow its FLOPs, and neither does "
-                "the price of recomputing.")
-    if share < CLOSE:
-        return text + ": short of compute-bound, so part of the time goes to work the FLOP count does not see."
-    return text + ": close enough to compute-bound that the FLOP count should hold."
+    return text + (": far from compute-bound, where time need not follow FLOPs." if share < FAR else
+                   ": short of compute-bound." if share < CLOSE else
+                   ": close enough to compute-bound that the FLOP count should hold.")
 
 
 def checkpoint_time(result, references=()) -> Prose:
-    """The price of checkpointing at the best segment length against its FLOP ratio (counted, or
-    the model of PyTorch's early-stopping checkpoint), and whether the FLOPs account for the price
-    at every segment length; the reference runs."""
+    """The price of checkpointing against its FLOP ratio, at the best and at every segment length."""
     f = sweep_facts(result)
     if f["best"] is None or "time_ratio" not in f:
         return Prose("The sweep has no run without checkpointing to time against, so it says nothing about "
@@ -222,26 +171,18 @@ def checkpoint_time(result, references=()) -> Prose:
     facts = {"outcome": outcome, "time_ratio": f["time_ratio"][f["best"]], "best_every": f["best"],
              "flop_ratio": flop_ratio(f, f["best"])[0]}
     ck = f["checkpointed"]
-    shortest, longest = ck[0], ck[-1]
-    if longest > shortest:
-        r1, rl = f["time_ratio"][shortest], f["time_ratio"][longest]
-        e1, el = flop_ratio(f, shortest)[0], flop_ratio(f, longest)[0]
-        n1, nl = f["rows"][shortest]["segments"], f["rows"][longest]["segments"]
+    if len(ck) > 1:
         off = {e: f["time_ratio"][e] / flop_ratio(f, e)[0] - 1 for e in ck}
         worst = max(ck, key=lambda e: abs(off[e]))
         facts["follows_flops"] = abs(off[worst]) <= NEAR
         facts["largest_gap"] = off[worst]
-        text += (f" From {n1} segments of {shortest} block{'s' if shortest > 1 else ''} to {nl} "
-                 f"segment{'s' if nl > 1 else ''} of {longest} blocks, the time ratio went from {w.number(r1)} to "
-                 f"{w.number(rl)} and the FLOP ratio from {w.number(e1)} to {w.number(el)}.")
         if facts["follows_flops"]:
             text += (f" At every length the time stayed within {w.percent(abs(off[worst]))} of the FLOP ratio, so "
-                     "the FLOPs account for how the price changes with the segment length: the longer the "
-                     "segment, the smaller the share of its matmuls that early stop skips.")
+                     "the FLOPs account for how the price changes with the segment length.")
         else:
             text += (f" The FLOPs do not account for the price at every length: with segments of {worst} the time "
                      f"ratio was {w.percent(abs(off[worst]))} {'above' if off[worst] > 0 else 'below'} the FLOP "
-                     "ratio. Profiling that step and the plain one (Chapter 7) shows what costs the time.")
+                     "ratio; profiling that step and the plain one (Chapter 7) would show what costs the time.")
     if f["spread"] > NOISY:
         facts["noisy"] = True
         text += (f" The samples spread widely (an interquartile range up to {w.percent(f['spread'])} of the "
@@ -251,7 +192,6 @@ def checkpoint_time(result, references=()) -> Prose:
 
 
 def _reference_time(run):
-    """What checkpointing cost a reference run (None where it has no baseline)."""
     r = sweep_facts(run)
     if r["best"] is None or "time_ratio" not in r:
         return None
@@ -259,14 +199,9 @@ def _reference_time(run):
     return Prose(t, {f"reference {w.device_of(run)}": o})
 
 
-# --- the allocator's peak: the one independent check ------------------------------------------
-
 def late_peak(f: dict, e: int):
-    """The allocator's peak with segments of ``e`` blocks in a model where it comes late in the
-    backward pass, while the stack's first segment (the last one reached) is recomputed: that
-    segment's saved activations, the gradients of the weights of the other segments, which already
-    exist ((1 - e/L) of the weights' bytes), and what the plain run's peak held beyond its counted
-    activations (the output, its gradient, temporaries). None without the numbers it needs."""
+    """The peak while the stack's first segment is recomputed: its saved activations, (1 - e/L) of the
+    weights' bytes as gradients and the plain run's peak beyond its counted activations (or None)."""
     alloc, plain, params = f["allocator"], f["plain"], f["parameter_bytes"]
     if not (params and plain and 0 in alloc and e in alloc):
         return None
@@ -291,45 +226,39 @@ def _allocator_sentence(f: dict, subject: str) -> tuple:
         facts["extra_bytes"] = extra
         params = f["parameter_bytes"]
         if extra > 0:
-            text += f" Without checkpointing the measured peak is {_bytes(extra)} above the counted activations"
-            if params and extra < params:
-                text += (f", less than the {_bytes(params)} of the weights' gradients alone: that peak did not hold "
-                         "all the saved activations and all the weights' gradients at once.")
-            else:
-                text += "."
+            text += (f" Without checkpointing the measured peak is {_bytes(extra)} above the counted activations"
+                     + (f", less than the {_bytes(params)} of the weights' gradients alone: that peak did not hold "
+                        "all the saved activations and all the weights' gradients at once." if params and extra < params
+                        else "."))
         else:
-            text += (" Without checkpointing the measured peak is below the counted activations: autograd frees "
-                     "some saved tensors during the backward pass before the peak is reached, which the model, "
-                     "holding everything until the start of the backward pass, does not.")
+            text += (" Without checkpointing the measured peak is below the counted activations, which the model, "
+                     "holding them all until the backward pass starts, does not allow.")
         late = {e: late_peak(f, e) for e in ck}
         if all(late.values()):
             gap = {e: alloc[e] / late[e] - 1 for e in ck}
             worst = max(ck, key=lambda e: abs(gap[e]))
             facts["late_peak_gap"] = gap[worst]
-            text += (" The model puts the worst moment at the recomputation of the first segment the backward "
-                     "pass reaches. Suppose instead that it comes late, while the stack's first segment (the last "
-                     "one reached) is recomputed: that segment's counted activations, plus the gradients of the "
-                     "other segments' weights, which exist by then, plus the plain run's extra.")
+            text += (" Suppose the peak comes late, while the stack's first segment is recomputed: it then holds "
+                     "that segment's counted activations, the other segments' weight gradients and the plain "
+                     "run's extra.")
             if abs(gap[worst]) <= NEAR:
                 facts["late_peak_fits"] = True
                 grads = (1 - min(best, f["layers"]) / f["layers"]) * params
                 facts["gradient_share"] = grads / late[best]
                 text += (f" That sum is within {w.percent(abs(gap[worst]))} of the allocator's peak at every "
-                         f"segment length. In it, with segments of {best}, the weights' gradients, which "
-                         f"checkpointing does not shrink, are {w.percent(grads / late[best])} of the peak"
+                         f"segment length; with segments of {best}, the weights' gradients, which "
+                         f"checkpointing does not shrink, are {w.percent(grads / late[best])} of it"
                          + (", which is why the measured factor is the smaller one." if factor < f["memory_factor"]
                             else "."))
             else:
                 facts["late_peak_fits"] = False
                 text += (f" That sum misses the allocator's peak by {w.percent(abs(gap[worst]))} with segments of "
-                         f"{worst}, so it does not say when the peak comes either; "
-                         "`torch.cuda.memory._record_memory_history` records every allocation of a step and shows it.")
+                         f"{worst}; `torch.cuda.memory._record_memory_history` would show when the peak comes.")
     return facts, text
 
 
 def allocator_peak(result, references=()) -> Prose:
-    """The model of the peak against the GPU allocator's peak, where one was measured (this run on a
-    GPU, or a reference GPU run); where none was, says that nothing independent checks the model."""
+    """The modelled peak against the GPU allocator's, where this run or a reference measured one."""
     f = sweep_facts(result)
     gpu_refs = [run for run in references if sweep_facts(run)["allocator"]]
     has_figure = bool(f["allocator"]) or bool(gpu_refs)
@@ -341,21 +270,17 @@ def allocator_peak(result, references=()) -> Prose:
     else:
         text = (f"{f['device']} is a CPU, and PyTorch keeps no peak counter for CPU memory, so on this run nothing "
                 "measures the peak independently: the dashed line of [the checkpointing figure](#fig-checkpoint) "
-                "is a sum of hook counts, compared with those same counts. Only a GPU's allocator "
-                "(`torch.cuda.max_memory_allocated`) gives a peak to "
-                "test the model against." if f["cpu"] else
+                "is a sum of hook counts. A GPU's `torch.cuda.max_memory_allocated` would test it." if f["cpu"] else
                 "This run recorded no allocator peak, so nothing measures the peak independently of the hooks.")
         if gpu_refs:
             text += f" The reference GPU runs did record one; {link} shows them."
         else:
-            text += (" No reference GPU run of this sweep ships with this edition of the book yet, so this page "
-                     "has no allocator measurement to set against the model, and no figure of one.")
+            text += " No reference GPU run of this sweep ships with this edition of the book yet."
     # None: the text above already says when no reference GPU run ships
     return with_references(Prose(text, facts), gpu_refs, None, _reference_allocator)
 
 
 def _reference_allocator(run):
-    """A reference GPU run's allocator peak against its model (None where it checkpointed none)."""
     r = sweep_facts(run)
     if r["best"] is None:
         return None

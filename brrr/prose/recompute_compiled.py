@@ -1,6 +1,5 @@
-"""Chapter 5, recomputation inside ``torch.compile``: what the compiler's recomputation saved in
-memory and cost (or saved) in time, against the compiled chain that saves everything and
-against eager mode.
+"""Chapter 5, recomputation inside ``torch.compile``: memory and time against the compiled chain
+that saves everything and against eager mode.
 """
 from __future__ import annotations
 
@@ -46,23 +45,18 @@ def _memory_sentence(c: dict) -> tuple:
     return ratio, as_predicted, text
 
 
-def _speed(ratio: float) -> str:
-    """'faster', 'slower' or 'same' for a ratio of times other / this (within 10% either way: same)."""
+def _compare(this: str, other: str, ratio: float) -> tuple:
+    """('faster' | 'same' | 'slower', words) for ``this`` against ``other``; ``ratio``: other's time / this's."""
     if ratio > 1 + w.SAME:
-        return "faster"
+        return "faster", f"{this} was {w.times(ratio)} faster than {other}"
     if ratio < 1 / (1 + w.SAME):
-        return "slower"
-    return "same"
+        return "slower", f"{other} was {w.times(1 / ratio)} faster than {this}"
+    return "same", f"{this} took about as long as {other} ({w.number(1 / ratio)} times its time)"
 
 
 def _traffic_sentence(c: dict, saved_time: float, facts: dict) -> str:
-    """What the recomputation cost, from the bytes it removed: the chain that saves everything
-    writes k - 1 more arrays in its forward pass and reads them back in its backward pass. At the
-    peak bandwidth those bytes take a least time; where the recomputing chain gained less than that,
-    the recomputation was not free. How much it cost is not said: the two chains' times need not add
-    up kernel by kernel (a kernel's time is set by its bytes or its arithmetic, whichever is longer).
-    Said only where the arrays do not fit in the cache (else the peak bandwidth bounds nothing) and
-    the run knows its peak bandwidth."""
+    """The least time of the k - 1 arrays saving everything writes and reads back, against the time
+    recomputing saved (arrays larger than the cache only; how much it cost, the times do not say)."""
     n, k, bw = c["n"], c["k"], c["bandwidth"]
     array = n * ITEMSIZE.get(c["dtype"], 4) if n else 0
     if not (array and k and k > 1 and bw) or 2 * array <= c["cache"]:
@@ -79,14 +73,11 @@ def _traffic_sentence(c: dict, saved_time: float, facts: dict) -> str:
     facts["recompute_cost"] = "partial" if saved_time > 0 else "more"
     return (text + (f". Recomputing saved only {w.seconds(saved_time)}" if saved_time > 0 else
                     "; recomputing saved none of it") +
-            f", so on this device the recomputed `{c['op']}`s were not free; `torch.profiler`, timing each "
-            "chain's kernels, shows where the time went.")
+            f", so on this device the recomputed `{c['op']}`s were not free.")
 
 
 def compiled(result, references=()) -> Prose:
-    """What the compiler's recomputation saved in memory and cost (or saved) in time, against the
-    compiled chain that saves everything and against eager mode; wording for a compiler that did
-    not run; the reference runs."""
+    """What the compiler's recomputation saved in memory and cost in time; the reference runs."""
     c = chain_facts(result)
     rows = c["rows"]
     facts = {}
@@ -94,56 +85,33 @@ def compiled(result, references=()) -> Prose:
         why = _compile_failed(c)
         eager = rows.get("eager")
         text = (f"`torch.compile` did not run on this machine ({why}), so only eager mode was measured"
-                + (f": it saved {_bytes(eager['saved_bytes'])}, one array per `{c['op']}`." if eager else ".") +
-                " On a CPU, Inductor writes C++ and needs a working C++ compiler; on a GPU it writes Triton kernels. "
-                "The reference runs below show what the compiler does where it runs.")
+                + (f": it saved {_bytes(eager['saved_bytes'])}, one array per `{c['op']}`." if eager else "."))
         facts["outcome"] = "no compiler"
     else:
         ratio, as_predicted, text = _memory_sentence(c)
         facts.update(memory_ratio=ratio, as_predicted=as_predicted)
         rec = rows["compiled (recompute)"]["min_seconds"]
         save = rows.get("compiled (save all)")
+        pairs = ([("save_all", "the compiled chain that saves everything", save["min_seconds"] / rec)] if save else [])
+        pairs.append(("eager", "eager mode", rows["eager"]["min_seconds"] / rec))
+        for key, other, ratio in pairs:
+            s, words_ = _compare("the recomputing chain", other, ratio)
+            facts[f"recompute_vs_{key}"] = s
+            text += f" {words_[0].upper()}{words_[1:]}."
+            if key == "save_all":
+                facts["save_all_over_recompute"] = ratio
+                text += _traffic_sentence(c, save["min_seconds"] - rec, facts)
+        facts["eager_over_recompute"] = pairs[-1][2]
+        facts["save_all_vs_eager"] = None
         if save:
-            vs_save = save["min_seconds"] / rec
-            s = _speed(vs_save)
-            facts["recompute_vs_save_all"] = s
-            facts["save_all_over_recompute"] = vs_save
-            if s == "faster":
-                text += (f" The compiled chain that recomputes was also {w.times(vs_save)} faster than the compiled "
-                         "chain that saves everything.")
-            elif s == "same":
-                text += (" The compiled chain that recomputes took about as long as the one that saves everything "
-                         f"({w.number(1 / vs_save)} times).")
-            else:
-                text += (f" It took {w.number(1 / vs_save)} times as long as the compiled chain that saves "
-                         "everything.")
-            text += _traffic_sentence(c, save["min_seconds"] - rows["compiled (recompute)"]["min_seconds"], facts)
-        vs_eager = rows["eager"]["min_seconds"] / rec
-        se = _speed(vs_eager)
-        facts["recompute_vs_eager"] = se
-        facts["eager_over_recompute"] = vs_eager
-        if se == "faster":
-            text += f" Against eager mode the recomputing chain was {w.times(vs_eager)} faster"
-        elif se == "same":
-            text += " Against eager mode the recomputing chain took about as long"
-        else:
-            text += f" Eager mode, though, was {w.times(1 / vs_eager)} faster than the recomputing chain"
-        # fusion without recomputation, measured beside it
-        fused = _speed(rows["eager"]["min_seconds"] / save["min_seconds"]) if save else None
-        facts["save_all_vs_eager"] = fused
-        if save:
-            f = rows["eager"]["min_seconds"] / save["min_seconds"]
-            text += ("; the compiled chain that saves everything was " +
-                     (f"{w.times(f)} faster than eager mode." if fused == "faster" else
-                      f"about as fast as eager mode ({w.number(1 / f)} times its time)." if fused == "same" else
-                      f"slower than eager mode ({w.number(1 / f)} times its time)."))
-        else:
-            text += "."
+            s, words_ = _compare("the compiled chain that saves everything", "eager mode",
+                                 rows["eager"]["min_seconds"] / save["min_seconds"])
+            facts["save_all_vs_eager"] = s
+            text = text[:-1] + f"; {words_}."
     return with_references(Prose(text, facts), references, "this comparison", _reference_chain)
 
 
 def _reference_chain(run) -> Prose:
-    """What recomputation saved and cost in a reference run, or that its compiler did not run."""
     r = chain_facts(run)
     if "compiled (recompute)" not in r["rows"] or "eager" not in r["rows"]:
         return Prose(f"{w.reference_intro(run)}, `torch.compile` did not run ({_compile_failed(r)}).", {})

@@ -1,6 +1,4 @@
-"""Chapter 5, recomputation: what autograd saves, counted exactly by saved-tensor hooks. A small
-layer's saved activations against the count by hand, and one block's against its input.
-"""
+"""Chapter 5, recomputation: what saved-tensor hooks count for a small layer and for one block."""
 from __future__ import annotations
 
 from . import Prose
@@ -13,7 +11,6 @@ def _bytes(n: float) -> str:
 
 
 def _rows(rows) -> list:
-    """saved_tensors rows as dicts (a list of dicts or a DataFrame of them)."""
     return rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
 
 
@@ -21,11 +18,8 @@ def _shape(shape) -> str:
     return " × ".join(str(d) for d in shape) or "scalar"
 
 
-# --- the small layer --------------------------------------------------------------------------
-
 def small_layer(rows, by_hand: int) -> Prose:
-    """The hooks' count of a layer's saved activations (``rows`` from ``saved_tensors``)
-    against the count ``by_hand`` (bytes)."""
+    """The hooks' count of a layer's saved activations against the count ``by_hand`` (bytes)."""
     rows = _rows(rows)
     acts = [r for r in rows if r["kind"] == "activation"]
     params = [r for r in rows if r["kind"] == "parameter"]
@@ -39,9 +33,8 @@ def small_layer(rows, by_hand: int) -> Prose:
     else:
         outcome = "more" if measured > by_hand else "fewer"
         text = (f"The hooks saw {listed}: {_bytes(measured)}, {_bytes(abs(measured - by_hand))} "
-                f"{outcome} than the {_bytes(by_hand)} counted by hand. The hand count assumed what each "
-                "operation saves; the hooks see what this version of PyTorch actually keeps, and where the "
-                "two differ, the hooks are right.")
+                f"{outcome} than the {_bytes(by_hand)} counted by hand: the hooks see what this version of "
+                "PyTorch keeps.")
     if params:
         many = len(params) > 1
         text += (f" They also saw {w.spelled(len(params))} weight{'s' if many else ''} "
@@ -52,11 +45,8 @@ def small_layer(rows, by_hand: int) -> Prose:
     return Prose(text, {"outcome": outcome, "measured": measured, "by_hand": by_hand, "parameters": len(params)})
 
 
-# --- one block --------------------------------------------------------------------------------
-
 def block(rows, input_bytes: int, layers: int) -> Prose:
-    """What one block of the stack saves (``rows`` from ``saved_tensors``), as a multiple of its
-    input's ``input_bytes``, and what a stack of ``layers`` blocks keeps."""
+    """What one block saves, as a multiple of its input, and what ``layers`` blocks keep."""
     rows = _rows(rows)
     acts = [r for r in rows if r["kind"] == "activation"]
     total = sum(r["nbytes"] for r in acts)
@@ -87,9 +77,7 @@ def block(rows, input_bytes: int, layers: int) -> Prose:
 
 
 def _parameter_rows(params) -> str:
-    """What the ``parameter`` rows of a block are: weight matrices (read for the gradients of their
-    layers' inputs) and vectors (biases, a normalisation's scale and shift: kept by the operator,
-    whether or not a gradient needs them)."""
+    """What a block's ``parameter`` rows are: weight matrices and vectors."""
     mats = [r for r in params if len(r["shape"]) >= 2]
     vecs = [r for r in params if len(r["shape"]) < 2]
     parts = []
@@ -103,8 +91,7 @@ def _parameter_rows(params) -> str:
         one = len(vecs) == 1
         parts.append(f"{w.spelled(len(vecs))} vector{'' if one else 's'} of {sizes} elements, which "
                      f"{'the operator that uses it keeps for its' if one else 'the operators that use them keep for their'} "
-                     f"backward pass whether or not a gradient needs {'it' if one else 'them'} (a normalisation's "
-                     "shift, for one, enters no gradient)")
+                     f"backward pass whether or not a gradient needs {'it' if one else 'them'}")
     n = len(params)
     if n == 1:
         return f"The parameter row is {parts[0]}; it is in memory anyway and costs nothing extra."

@@ -45,13 +45,10 @@ def _host(s: dict) -> tuple:
             f"{w.percent(h['idle_fraction'])} between operators, in {w.integer(h['gaps'])} gaps of a median "
             f"{w.seconds(h['median_gap'])}.")
     text += {
-        "mostly gaps": (" Most of the time, then, no operator ran at all: the thread was in Python, running "
-                        "the model's `forward` and getting to the next call. That is overhead, and at this size "
-                        "it is most of the step."),
-        "some gaps": (" The gaps are Python running the model's `forward` between one operator and the next: "
-                      "overhead, which no faster kernel would remove."),
-        "mostly operators": (" The operators kept the thread busy nearly all the time: the gaps, Python between "
-                             "the calls, are a small share of the step at this size."),
+        "mostly gaps": (" Most of the time, then, no operator ran at all: the thread was in Python, between "
+                        "calls, and that overhead is most of the step."),
+        "some gaps": " The gaps are Python between one operator and the next: overhead, which no faster kernel would remove.",
+        "mostly operators": " The operators kept the thread busy nearly all the time.",
     }[outcome]
     return outcome, text
 
@@ -82,8 +79,7 @@ def _inside(s: dict, fixed: float | None) -> tuple:
     near = h["rest_median"] <= NEAR_FIXED * fixed
     text += (f" each, {w.relative(h['rest_median'], fixed, 'the fixed cost of a PyTorch call')} in the size sweep "
              f"above ({w.seconds(fixed)}): ")
-    text += ("so for most operators the time inside is overhead too (dispatch, checks, allocating the output, "
-             "and the profiler's own bookkeeping), not arithmetic." if near else
+    text += ("so for most operators the time inside is overhead too, not arithmetic." if near else
              "so even the small operators did real work beyond their fixed cost.")
     return ("rest near the fixed cost" if near else "rest above the fixed cost"), text
 
@@ -100,9 +96,8 @@ def _gpu(s: dict, subject: str) -> tuple:
         "GPU waited": (": the kernels took less time than the host needed to issue them, so each one waited for "
                        "the next launch. This model is overhead-bound here, like the lower half of the "
                        "timeline sketch."),
-        "host ahead": (": the host issued launches faster than the GPU ran them, so kernels queued up behind "
-                       "earlier work. The host ran ahead, and the launch overhead was hidden behind the GPU's "
-                       "work, like the upper half of the timeline sketch."),
+        "host ahead": (": kernels queued up behind earlier work. The host ran ahead, and the launch overhead was "
+                       "hidden behind the GPU's work, like the upper half of the timeline sketch."),
         "partly ahead": (": the host kept ahead of the GPU for part of the step, and the GPU waited for "
                          "launches for the rest."),
     }[outcome]
@@ -111,15 +106,6 @@ def _gpu(s: dict, subject: str) -> tuple:
         text += (f" The host spent {w.seconds(wait / s['steps'])} per step waiting for the GPU to finish, in the "
                  "synchronise that ends each step.")
     return outcome, text
-
-
-def _model_for_a_gpu(s: dict) -> str:
-    h = s["host"]
-    per_op = h["span"] / max(1, h["events"])
-    return (" What a GPU would show, by the model: a second lane, one bar per kernel, each joined to the launch "
-            f"that issued it. The host here needed {w.seconds(per_op)} per top-level operator, gaps included; "
-            "where a kernel's own work takes less than that, the GPU lane is mostly gaps (overhead-bound), and "
-            "where it takes more, the kernels queue up and the host runs ahead.")
 
 
 def timeline(result, references=(), fixed: float | None = None) -> Prose:
@@ -151,10 +137,7 @@ def timeline(result, references=(), fixed: float | None = None) -> Prose:
     live = paragraphs(*parts)
     if references:
         return with_references(live, references, None, _reference)
-    missing = w.no_reference("this trace")
-    if s["gpu"] is None and w.is_cpu(result):
-        missing += _model_for_a_gpu(s)
-    return paragraphs(live, Prose(missing, {"references": 0}))
+    return paragraphs(live, Prose(w.no_reference("this trace"), {"references": 0}))
 
 
 def _reference(run) -> Prose:

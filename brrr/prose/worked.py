@@ -1,6 +1,5 @@
-"""Worked problems of Chapters 1 to 3. An answer (``matmul_time``, ...) works the prediction out from the
-device's peaks and the reference GPU's spec sheet (``facts['seconds']``: the predicted time); :func:`check`
-and the other ``*_check`` functions say what a measurement found against it (``REASONS``: why slower or faster)."""
+"""Worked problems of Chapters 1 to 3: an answer (``facts['seconds']``: the predicted time) from the device's
+peaks and the reference GPU's spec sheet, and the ``*check`` functions: what a measurement found against it."""
 from __future__ import annotations
 
 from . import Prose, needs_measurements
@@ -125,8 +124,7 @@ def tiny_add(n: int, fixed_cost: float, dev, library: str = "numpy") -> Prose:
 
 @needs_measurements
 def add_crossover(fixed_cost: float, dev) -> Prose:
-    """The size at which an add's bytes, at the peak bandwidth, take as long as its fixed cost, and how long a
-    call of that size should take there (:func:`_combined`)."""
+    """The size at which an add's bytes, at the peak bandwidth, take as long as its fixed cost."""
     here, ref = roofs(dev)
     n, n_ref = (max(1, round(fixed_cost * r.peak_bandwidth / 12)) for r in (here, ref))
     t = fixed_cost if dev.on_gpu else 2 * fixed_cost
@@ -139,24 +137,20 @@ def add_crossover(fixed_cost: float, dev) -> Prose:
 
 
 def _combined(dev, what: str, t: float) -> str:
-    """How the fixed cost and the work combine where they are equal, and so how long ``what`` should take."""
     return (f"On a GPU, calls made back to back overlap the two (the host issues the next while the GPU runs these), "
             f"so {what} should take about the larger, the fixed cost itself: **{w.seconds(t)}**." if dev.on_gpu else
             f"On a CPU one thread issues the calls and does the work, so the two add: {what} should take about twice "
             f"the fixed cost, **{w.seconds(t)}**.")
 
 
-def _cpu_threads() -> int:
-    """The threads a CPU's peaks were measured on: all of them (the device's name says how many)."""
+def _cpu_threads() -> int:   # the threads a CPU's peaks were measured on: all of them
     import os
     return os.cpu_count() or 1
 
 
 def batch_to_amortise(t1: float, width: int, depth: int, dev, threads=None) -> Prose:
-    """The batch at which an MLP's work equals its batch-1 time ``t1``: by the roofline, each kernel's own bound,
-    summed, since they run one after another. ``threads``: PyTorch's CPU threads in the sweep that measured ``t1``
-    (None: all); on a CPU the peak FLOP/s, measured on all its threads, is scaled to that share. The pass there
-    should take about ``t1`` on a GPU, where the host's cost and the kernels' overlap, and ``2 t1`` on a CPU."""
+    """The batch at which an MLP's work (each kernel's bound, summed) equals its batch-1 time ``t1``; on a CPU
+    the peak is scaled to ``threads`` (the sweep's PyTorch threads; None: all)."""
     here, ref = roofs(dev)
     flops, weights, acts = 2 * depth * width ** 2, 4 * depth * (width * width + width), 16 * depth * width
     share = min(1.0, threads / _cpu_threads()) if threads and not dev.on_gpu else 1.0
@@ -186,18 +180,15 @@ def batch_to_amortise(t1: float, width: int, depth: int, dev, threads=None) -> P
                         "threads": threads if share < 1 else None, "peak_share": share, "batch_1": t1})
 
 
-_BEAT = ("on a CPU the peak is itself a measurement, which this run beat (a measured roof, not a hardware "
-         "limit)")
-_AGAIN = ("this is a second timing of the call the sweep timed, and nothing here measures why the two differ; "
-          "timing them side by side, interleaved, as the table of one call does, shows whether the difference repeats")
+_BEAT = "on a CPU the peak is itself a measurement, which this run beat (a measured roof, not a hardware limit)"
+_PEAK_BW = "the peak bandwidth is the most the memory can move, not what a kernel gets"
 REASONS = {  # problem: (why slower, why faster; None: the arrays were in the caches, or the CPU's peak was beaten)
-    "matmul": ("the peak assumes every arithmetic unit busy on every cycle (on a GPU, at its highest boost "
-               "clock), and a real matmul reaches only part of it: the next section measures how much, at each n",
-               _BEAT + "; on a GPU, check whether tensor cores did the work"),
-    "copy": ("no real copy reaches the peak bandwidth: it is the most the memory can move, not what a copy gets", None),
-    "triad": ("no real kernel reaches the peak bandwidth, and on a CPU an ordinary store also reads the line it writes "
-              "(write-allocate), a trip the 12 bytes leave out", None),
-    "tiny add": (_AGAIN, _AGAIN),
+    "matmul": ("the peak is every arithmetic unit busy on every cycle, which no real matmul sustains: the next "
+               "section measures how near it gets at each n", _BEAT + "; on a GPU, check whether tensor cores did the work"),
+    "copy": (_PEAK_BW, None),
+    "triad": (_PEAK_BW, None),
+    "tiny add": (("this is a second timing of the call the sweep timed; timing the two side by side, interleaved, as "
+                  "the table of one call does, shows whether the difference repeats"),) * 2,
     "crossover": ("the prediction assumed the peak bandwidth, and the size sweep's linear part shows the bandwidth "
                   "this library's add reached", None),
     "batch": ("the prediction assumed every kernel at its roof; timing each layer alone at this batch "
@@ -217,8 +208,7 @@ def _shaky(*timings) -> str:   # a sentence when the timer found any of ``timing
 
 
 def _why(f: dict, slower: bool) -> str:
-    """Why a measurement missed the prediction: the answer's own ``reasons`` fact (another module's
-    problems bring theirs), else this module's :data:`REASONS` for its ``problem``."""
+    """Why a measurement missed the prediction: the answer's ``reasons`` fact, else :data:`REASONS`."""
     text = (f.get("reasons") or REASONS[f["problem"]])[0 if slower else 1]
     if text is None:
         cached = fits_cache(f["nbytes"], f["cache_bytes"])
@@ -237,15 +227,12 @@ def fits_cache(nbytes, cache_bytes) -> bool:
 
 
 def fit_words(nbytes, cache_bytes) -> str:
-    """'fit in' where ``nbytes`` is no more than ``cache_bytes``; 'fit, at least in part, in' where it is
-    more (but :func:`fits_cache` still holds)."""
     return "fit in" if nbytes and cache_bytes and nbytes <= cache_bytes else "fit, at least in part, in"
 
 
 def why_above(nbytes=None, cache_bytes=None, on_cpu=None, whose: str = "its") -> str:
-    """Why a run beat the roofline's least time (a point above the roof): its ``nbytes`` fit in the
-    ``cache_bytes`` of cache, faster than the DRAM the roof assumes; or, on a CPU (``on_cpu``; None:
-    unknown), the roof is a measurement, not a hardware limit."""
+    """Why a run beat the roofline's least time: its ``nbytes`` fit in the ``cache_bytes`` of cache, or, on a
+    CPU (``on_cpu``; None: unknown), the roof is a measurement."""
     if fits_cache(nbytes, cache_bytes):
         return (f"{whose} {w.size(nbytes)} {fit_words(nbytes, cache_bytes)} the {w.size(cache_bytes)} of cache, "
                 "faster than the DRAM the roof's bandwidth assumes")
@@ -257,8 +244,8 @@ def why_above(nbytes=None, cache_bytes=None, on_cpu=None, whose: str = "its") ->
 
 
 def beyond_roof(shares: dict, nbytes: dict = None, cache_bytes=None, on_cpu=None) -> str:
-    """A sentence for the runs in ``shares`` ({name: measured speed over the speed the roofline allows}) that
-    beat their roof, and why (:func:`why_above`, with ``nbytes`` {name: bytes}); '' when none did."""
+    """A sentence for the runs in ``shares`` ({name: speed over the roofline's}) that beat their roof, and why
+    (:func:`why_above`, with ``nbytes`` {name: bytes}); '' when none did."""
     above = {name: share for name, share in shares.items() if share > 1 + 1e-9}
     if not above:
         return ""
@@ -271,9 +258,8 @@ def beyond_roof(shares: dict, nbytes: dict = None, cache_bytes=None, on_cpu=None
 
 @needs_measurements
 def check(measured, answer: Prose, what: str = "The measurement") -> Prose:
-    """A measured time (seconds, or a Timing) against the one the answer predicted, in words. Where the prediction
-    is the roofline's least time (every answer's but those with ``bound: False``), a faster run is a point above
-    the roof, and the text says so and why."""
+    """A measured time (seconds, or a Timing) against the answer's; where the prediction is the roofline's least
+    time (``bound`` is not False), a faster run is above the roof, and the text says so and why."""
     f, seconds = answer.facts, _s(measured)
     ratio, text, predicted = seconds / f["seconds"], f"{what} took {w.seconds(seconds)}, ", w.seconds(f["seconds"])
     above = ratio < 1 and f.get("bound", True)
@@ -301,10 +287,7 @@ def ridge_check(timings, sizes, dev) -> Prose:
         outcome, text = "near", text + f"{w.percent(shares[0])} of the peak: close to what the roofline allows."
     else:
         outcome, text = "below", text + (f"only {w.percent(shares[0])} of the peak, {w.times(1 / shares[0])} slower "
-                                         "than the roofline allows. The roofline assumes every arithmetic unit busy "
-                                         "and no cost per call; a call this small pays a fixed cost (Chapter 3), and "
-                                         "its few output tiles leave most of the cores (a GPU's SMs) with nothing to "
-                                         "do (Chapter 2's occupancy section).")
+                                         "than the roofline allows.")
     text += f" At n = {w.integer(sizes[-1])} it reached {w.percent(shares[-1])}" + (
         ": still far from the peak, so a matmul here must be larger still to come near it."
         if shares[-1] < NEAR_ROOF else ": the ridge is where a matmul *can* become compute-bound; real ones get "
@@ -333,10 +316,8 @@ FIXED_MATTERS = 0.05     # a call's fixed cost is worth naming as a reason once 
 
 @needs_measurements
 def two_ops_check(matvec, matmul, answer: Prose, dev, fixed_cost: float = None) -> Prose:
-    """How near ``A @ v`` and ``B @ B`` (seconds or Timings) came to the roof each is bound by, in the answer.
-    ``fixed_cost``, the measured fixed cost of one call (seconds; None: not measured), decides whether that
-    cost is named among the reasons for a run below its roof: only where it is at least
-    :data:`FIXED_MATTERS` of that run's time."""
+    """How near ``A @ v`` and ``B @ B`` (seconds or Timings) came to the roof each is bound by, in the answer;
+    below it, ``fixed_cost`` (a call's, measured on the page; None: not measured) against the shorter call."""
     f, parts, shares, times = answer.facts, [], {}, {}
     for (name, (flops, nbytes)), t in zip(f["ops"].items(), (matvec, matmul)):
         roof = "bandwidth" if f["regimes"][name] == "memory-bound" else "FLOP/s"
@@ -351,25 +332,22 @@ def two_ops_check(matvec, matmul, answer: Prose, dev, fixed_cost: float = None) 
                          not dev.on_gpu)
     if far or some:
         shortest = min(times[name] for name, share in shares.items() if share < w.ON_ROOF)
-        # a fixed cost longer than the call cannot be inside the call's timing: the two are
-        # different clocks (on a GPU the call is timed on the GPU's, the fixed cost on the host's)
-        longer = fixed_cost is not None and fixed_cost >= shortest
-        fixed_matters = fixed_cost is None or FIXED_MATTERS * shortest <= fixed_cost < shortest
         which = "that" if len(far + some) == 1 else "the shorter"
-        where = " and ".join(([f"far below for {w.listing(far)}"] if far else []) +
-                             ([f"below for {w.listing(some)}"] if some else []) +
-                             ([f"near for {w.listing(close)}"] if close else []))
-        end = (f"{where}. The roofline leaves out what can account for a run below its roof: "
-               + ("the fixed cost of a call, and " if fixed_matters else "")
-               + "arithmetic units or memory channels left idle"
-               + ("" if fixed_matters else
-                  f" (not the fixed cost of a call: its {w.seconds(fixed_cost)}, timed on the host, is longer than "
-                  f"the {w.seconds(shortest)} {which} call took, so it is not in that timing"
-                  + ("; `brrr.bench` times a GPU's call on the GPU's own clock, which does not see the host's cost "
-                     "of issuing it)" if dev.on_gpu else ")") if longer else
-                  f" (not the fixed cost of a call: its {w.seconds(fixed_cost)} is "
-                  f"{w.percent(fixed_cost / shortest)} of {which} call's time)")
-               + f".{_shaky(matvec, matmul)}")
+        end = " and ".join(([f"far below for {w.listing(far)}"] if far else []) +
+                           ([f"below for {w.listing(some)}"] if some else []) +
+                           ([f"near for {w.listing(close)}"] if close else [])) + "."
+        if fixed_cost is None:
+            end += " The roofline leaves out the fixed cost of a call (Chapter 3)."
+        elif fixed_cost >= shortest:   # two clocks: a fixed cost longer than the call is not in its timing
+            end += (f" The fixed cost of a call, {w.seconds(fixed_cost)}, timed on the host, is longer than the "
+                    f"{w.seconds(shortest)} {which} call took, so it is not in that timing"
+                    + ("; `brrr.bench` times a GPU's call on the GPU's own clock." if dev.on_gpu else "."))
+        else:
+            matters = fixed_cost >= FIXED_MATTERS * shortest
+            end += (f" {'The roofline leaves out the' if matters else 'The'} fixed cost of a call, "
+                    f"{w.seconds(fixed_cost)}, {'which is' if matters else 'is only'} "
+                    f"{w.percent(fixed_cost / shortest)} of {which} call's time.")
+        end += _shaky(matvec, matmul)
         outcome = "far" if far else "below"
     else:   # near: those above their roof are said so in the same sentence, each named once
         outcome, end = "near", _all_near(shares, f["ops"], dev)
@@ -378,8 +356,7 @@ def two_ops_check(matvec, matmul, answer: Prose, dev, fixed_cost: float = None) 
 
 
 def _all_near(shares: dict, ops: dict, dev) -> str:
-    """Two runs near their roofs: 'both near their roofs, as predicted.', or, where some ran above
-    theirs, '`B @ B` near its roof, as predicted, and `A @ v` above its own, ...: why.'"""
+    """Two runs near their roofs, those above theirs named once, with why."""
     above = [name for name, share in shares.items() if share > 1 + 1e-9]
     if not above:
         return "both near their roofs, as predicted."

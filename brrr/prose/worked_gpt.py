@@ -1,8 +1,5 @@
-"""Worked problems of Chapter 8, the same way as :mod:`.worked`'s: an answer works the prediction out from
-the device's roofline and the reference GPU's spec sheet (:func:`.worked.roofs`) and the FLOP count of
-:func:`brrr.gpt.forward_flops`, and a check says what a measurement found against it. Single call times are
-checked by :func:`.worked.check` (this module's answers bring their ``reasons``); :func:`tokens_check` adds what
-more tokens per call cost, and :func:`attention_check` reads attention's share of a profile."""
+"""Worked problems of Chapter 8, as in :mod:`.worked`, with the FLOPs of :func:`brrr.gpt.forward_flops`; single
+call times are checked by :func:`.worked.check` (the answers bring their ``reasons``)."""
 from __future__ import annotations
 
 import math
@@ -15,13 +12,9 @@ from .worked import REFERENCE, WITHIN, _s, _whence, roofs
 check = worked.check   # the check the chapter calls from here
 
 _FIXED = ("the roofline's bound is one perfect kernel, while an eager forward pass is dozens of separate operator "
-          "calls, each paying a fixed cost (Chapter 3) and each short of its own roof")
-REASONS = {  # problem: (why slower, why faster; None: the weights were in the caches, or the CPU's peak was beaten)
-    "gpt call": (_FIXED + "; how the time splits between the two, a bound on the whole call cannot say (the "
-                 "profile under Step 1 weighs each operator alone)", None),
-    "ridge tokens": (_FIXED + "; and at the ridge both roofs bind at once, which no real kernel overlaps perfectly",
-                     None),
-}
+          "calls, each paying a fixed cost (Chapter 3) and each short of its own roof; the profile under Step 1 "
+          "weighs each operator alone")
+REASONS = {"gpt call": (_FIXED, None), "ridge tokens": (_FIXED, None)}   # (why slower, why faster; None: caches)
 
 
 def _least(roof, flops: float, nbytes: float) -> float:
@@ -41,11 +34,9 @@ def _per_token(cfg, seq: int) -> float:
 # --- Problem 1: one call at a few tokens ---------------------------------------------------------------------
 
 def eager_call(cfg, batch: int, seq: int, dev, fixed_cost: float = None) -> Prose:
-    """FLOPs per token of the decoder ``cfg`` (and of GPT-2 small) at ``seq`` tokens, and the least time of one
-    float32 forward call on ``batch`` sequences of ``seq`` tokens: its FLOPs at the peak, every weight read once,
-    or, given ``fixed_cost`` (seconds per operator call, :func:`brrr.profiler.dispatch_overhead`), the fixed
-    cost of each of its operator calls (:func:`brrr.gpt.operator_calls`): the largest of the three, by the
-    book's rule."""
+    """FLOPs per token of ``cfg`` (and GPT-2 small) at ``seq`` tokens, and the least time of one float32 call on
+    ``batch`` x ``seq`` tokens: the largest of its FLOPs at the peak, its weights read once and, given
+    ``fixed_cost``, the fixed cost of each of its operator calls (:func:`brrr.gpt.operator_calls`)."""
     from ..gpt import GPT2_SMALL, forward_flops, operator_calls
     (here, ref), d, n = roofs(dev), cfg.d_model, batch * seq
     parts = forward_flops(cfg, 1, seq)
@@ -121,8 +112,7 @@ def ridge_tokens(cfg, seq: int, dev) -> Prose:
              f"{w.number(n_ref)} tokens; in bfloat16 on its tensor cores (ridge {w.number(bf16)}, 2 bytes per "
              f"weight) {w.number(n_bf16)}: the faster the arithmetic, the more tokens a call needs before its "
              "weights stop setting its time.")
-    reasons = REASONS["ridge tokens"] if n_star > seq else (_FIXED, None)   # past the ridge: one roof binds
-    return Prose(text, {"problem": "ridge tokens", "reasons": reasons, "seconds": t,
+    return Prose(text, {"problem": "ridge tokens", "reasons": REASONS["ridge tokens"], "seconds": t,
                         "batch": batch, "seq": seq, "tokens": batch * seq, "n_star": n_star, "flops": flops,
                         "nbytes": nbytes, "cache_bytes": dev.l2_bytes, "few_seconds": t_few})
 
@@ -139,29 +129,27 @@ def _bf16_here(dev, cfg, per_token: float, bandwidth: float) -> str:
 
 @needs_measurements
 def tokens_check(measured, answer: Prose, few=None, what: str = "The measurement") -> Prose:
-    """:func:`.worked.check` of a call on the answer's tokens, then, given ``few`` (the time of a call on one
-    sequence), what the extra tokens cost: the call's time grew by ``measured / few`` for ``batch`` times the tokens."""
+    """:func:`.worked.check` of a call on the answer's tokens, then, given ``few`` (a call on one sequence),
+    how its time grew for ``batch`` times the tokens."""
     verdict = check(measured, answer, what)
     if few is None:
         return verdict
     batch, growth = answer.facts["batch"], _s(measured) / _s(few)
     text = f" Against the call on one sequence, {w.seconds(_s(few))}, "
-    if growth <= 1 + w.SAME:
-        outcome, text = "flat", text + (f"it took {'about as long' if growth >= 1 - w.SAME else 'less time'} for "
-                                        f"{batch} times the tokens: per token, {w.times(batch / growth)} cheaper. "
-                                        "The extra tokens rode along with the reading of the weights and the fixed "
-                                        "costs, as the roofline says below the ridge." + (
-                                            " No call on more tokens is truly faster: the two calls were timed "
-                                            "apart, and at least one of the two times is off by more than their "
-                                            "difference." if growth < 1 - w.SAME else ""))
+    if growth < 1 - w.SAME:
+        outcome, text = "flat", text + (f"it took less time for {batch} times the tokens, which no cost model allows: "
+                                        "the two calls were timed apart, and at least one of the two times is off by "
+                                        "more than their difference.")
+    elif growth <= 1 + w.SAME:
+        outcome, text = "flat", text + (f"it took about as long for {batch} times the tokens: per token, "
+                                        f"{w.times(batch / growth)} cheaper, as the roofline says below the ridge.")
     elif growth < batch / (1 + w.SAME):
         outcome, text = "less than the tokens", text + (
             f"it took {w.times(growth)} as long for {batch} times the tokens: per token, "
             f"{w.times(batch / growth)} cheaper, though the extra tokens were not free.")
     else:
         outcome, text = "as the tokens", text + (
-            f"it took {w.times(growth)} as long for {batch} times the tokens: no cheaper per token: the calls' time "
-            "was already in work that grows with the tokens, not in reading the weights or in fixed costs.")
+            f"it took {w.times(growth)} as long for {batch} times the tokens: no cheaper per token.")
     return Prose(str(verdict) + text, {**verdict.facts, "growth": growth, "growth_outcome": outcome})
 
 
@@ -173,10 +161,9 @@ def _softmax_flops() -> int:
 
 
 def _attention_roofs(cfg, batch: int, seq: int, roof) -> tuple:
-    """(least time of the hand-written attention's core, of the weight matmuls and head) of one float32 forward
-    pass by ``roof``: the core is Q·Kᵀ, the scale, the mask, softmax (5 FLOPs an element, as brrr counts it) and
-    scores·V, each reading and writing its tensors once, and the four copies of the heads (Q, Kᵀ and V made
-    contiguous, the output put back together); the matmuls read their input, weights and output once."""
+    """(least time of the hand-written attention's core, of the weight matmuls and head) of one float32 pass by
+    ``roof``: Q·Kᵀ, scale, mask, softmax, scores·V and the four copies of the heads, each tensor read and
+    written once."""
     from .worked_networks import linear
     d, n, scores = cfg.d_model, batch * seq, batch * cfg.n_head * seq * seq
     bmm = (2 * n * seq * d, 4 * (2 * n * d + scores))           # Q·Kᵀ, and scores·V: the same counts
@@ -189,9 +176,8 @@ def _attention_roofs(cfg, batch: int, seq: int, roof) -> tuple:
 
 
 def attention_share(cfg, batch: int, seq: int, dev) -> Prose:
-    """Attention's share of a forward pass's FLOPs (:func:`brrr.gpt.forward_flops`) for the decoder ``cfg`` on
-    ``batch`` x ``seq`` tokens and for GPT-2 small on one sequence of 1,024, the sequence at which attention does as
-    many FLOPs as the weight matrices (T = 6d), and the roofline's share of time of the attention core."""
+    """Attention's share of the FLOPs of ``cfg`` on ``batch`` x ``seq`` tokens and of GPT-2 small at 1,024, where
+    it passes half a block (T = 6d), and the roofline's share of time of the attention core."""
     from ..gpt import GPT2_SMALL, forward_flops
     here, ref = roofs(dev)
     d, f, big = cfg.d_model, forward_flops(cfg, batch, seq), forward_flops(GPT2_SMALL, 1, GPT2_SMALL.context)
@@ -238,8 +224,7 @@ def attention_rows(table):
 
 
 def attention_check(table, answer: Prose) -> Prose:
-    """Attention's measured shares in a profile table (None: no profile ran) against the answer's: the
-    profiler's FLOP count, and the replayed time of the attention core against the weight matmuls'."""
+    """Attention's measured FLOP and time shares in a profile table (None: none ran) against the answer's."""
     f = answer.facts
     if table is None:
         return Prose("No profile of the hand-written attention ran at this size (it ran out of memory), so there "
@@ -265,22 +250,15 @@ def attention_check(table, answer: Prose) -> Prose:
             + f". Against the weight matmuls and the head, as the roofline counted, they took "
             f"{w.percent(measured)} of the replayed time "
             f"({w.percent(t_core / t_all)} of the whole profile's), ")
-    if abs(measured / f["time_share"] - 1) <= WITHIN:
-        outcome, text = "as predicted", text + f"close to the roofline's {w.percent(f['time_share'])}."
-    elif measured > f["time_share"]:
-        outcome, text = "more", text + f"more than the roofline's {w.percent(f['time_share'])}"
-        if eff:
-            text += (f": attention's operators ran at {w.percent(eff['core'])} of their roofline speed, the weight "
-                     f"matmuls and the head at {w.percent(eff['mats'])}")
-            text += f". The most time beyond their roofs went to {w.listing(losers)}" if losers else ""
-        text += "."
-    else:
-        outcome, text = "less", text + f"less than the roofline's {w.percent(f['time_share'])}"
-        if eff:
-            text += (f": attention's operators ran at {w.percent(eff['core'])} of their roofline speed, the weight "
-                     f"matmuls and the head at {w.percent(eff['mats'])}")
-        text += "."
-    text += (" Either way, attention took more of the time than of the FLOPs." if measured > counted else
-             " Attention took no more of the time than of the FLOPs here.")
+    outcome = ("as predicted" if abs(measured / f["time_share"] - 1) <= WITHIN else
+               "more" if measured > f["time_share"] else "less")
+    text += {"as predicted": "close to", "more": "more than", "less": "less than"}[outcome]
+    text += f" the roofline's {w.percent(f['time_share'])}"
+    if outcome != "as predicted" and eff:
+        text += (f": attention's operators ran at {w.percent(eff['core'])} of their roofline speed, the weight "
+                 f"matmuls and the head at {w.percent(eff['mats'])}")
+        text += f". The most time beyond their roofs went to {w.listing(losers)}" if losers and outcome == "more" else ""
+    text += "." + (" Attention took more of the time than of the FLOPs." if measured > counted else
+                   " Attention took no more of the time than of the FLOPs here.")
     return Prose(text, {"outcome": outcome, "time_share": measured, "flop_share": counted,
                         "profile_share": t_core / t_all})

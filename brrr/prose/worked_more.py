@@ -1,8 +1,5 @@
-"""The third worked problem of each of Chapters 4 to 7, the same way as :mod:`.worked_networks`': an answer
-works the prediction out from this device's roofline and the reference GPU's spec sheet (:func:`.worked.roofs`),
-with the reference GPU's shipped run where one exists, and a check says what the measurement found against it.
-Single times are checked by :func:`.worked.check` (this module's ``REASONS`` travel in the answers' ``reasons``
-fact); a step-time ratio by :func:`chain_checkpoint_check`, a pair of convolutions by :func:`separable_check`."""
+"""The third worked problem of each of Chapters 4 to 7, as in :mod:`.worked_networks`; single times are checked
+by :func:`.worked.check` (this module's ``REASONS`` travel in the answers' ``reasons`` fact)."""
 from __future__ import annotations
 
 import math
@@ -16,44 +13,27 @@ from .worked_networks import _few_samples, convolutions, ops, within
 check = worked.check   # the check the chapters call from here
 
 REASONS = {  # problem: (why slower, why faster; None: the caches, or the CPU's peak was beaten)
-    "fma chain": ("the peak counts a fused multiply-add as two FLOPs done by one instruction, while brrr's "
-                  "kernels on a CPU keep the multiply and the add apart (so that they round as NumPy does): two "
-                  "instructions a link where the peak assumes one, which costs up to half the peak", None),
-    "ffma chain": ("the peak assumes a fused multiply-add on every unit on every cycle, at the highest boost clock; "
-                   "a profiler such as Nsight Compute shows what share of this kernel's instructions were FMAs and "
-                   "at what clock it ran", None),
-    "softmax": ("a softmax passes over each row more than once (its maximum, the sum of its exponentials, the "
-                "division) and computes an exponential per element, where the count has one read and one write; "
-                "each call also pays a fixed cost (Chapter 3)", None),
+    "fma chain": ("the peak counts a fused multiply-add as one instruction, while brrr's CPU kernels keep the "
+                  "multiply and the add apart (to round as NumPy does), which costs up to half the peak", None),
+    "ffma chain": ("the peak assumes an FMA on every unit on every cycle at the highest boost clock; Nsight Compute "
+                   "shows this kernel's share of FMAs and its clock", None),
 }
+_SOFTMAX = ("a softmax passes over each row more than once (its maximum, the sum of its exponentials, the "
+            "division) where the count has one read and one write")
 
 
-def _softmax_reasons(t: float, fixed_cost) -> tuple:
-    """REASONS['softmax'], its fixed-cost clause fitted to the measured fixed cost of a call (None: not measured):
-    named as a reason only where it is at least :data:`.worked.FIXED_MATTERS` of the least time ``t``
-    (a measured time is longer, so the share of it is smaller still)."""
-    slower, faster = REASONS["softmax"]
-    if fixed_cost is None:
-        return slower, faster
-    head = slower.split("; each call")[0]
-    if fixed_cost >= worked.FIXED_MATTERS * t:
-        return (f"{head}; a call this short also pays a fixed cost ({w.seconds(fixed_cost)} as this page measured it, "
-                f"{w.percent(fixed_cost / t)} of the least time)"), faster
-    return (f"{head} (a call's fixed cost, {w.seconds(fixed_cost)} as this page measured it, is only "
-            f"{w.percent(fixed_cost / t)} of even the least time)"), faster
-
-
-def _replayed_reasons(t: float, replay_floor: float, cpu: bool) -> tuple:
-    """The reasons a replayed softmax row takes longer than its least time ``t``: what the count leaves out
-    and, where it is at least :data:`.worked.FIXED_MATTERS` of ``t``, the replay floor every replayed row pays
-    (the host's fixed cost of a call is not on the clock a replayed row is timed by)."""
-    slower = ("a softmax passes over each row more than once (its maximum, the sum of its exponentials, the "
-              "division) where the count has one read and one write"
-              + (", and computes an exponential per element, many instructions on a CPU" if cpu else ""))
-    if replay_floor >= worked.FIXED_MATTERS * t:
-        slower += (f"; a replayed row also pays the replay floor ({w.seconds(replay_floor)}, what a one-element "
-                   f"operator takes on the same clock, {w.percent(replay_floor / t)} of the least time)")
-    return slower, REASONS["softmax"][1]
+def _softmax_reasons(t: float, fixed_cost=None, replay_floor=None) -> tuple:
+    """Why a softmax takes longer than its least time ``t``: its passes over each row and what each call (or,
+    given ``replay_floor``, each replayed row) pays besides, named only where it is at least
+    :data:`.worked.FIXED_MATTERS` of ``t``."""
+    cost, name = (replay_floor, "the replay floor") if replay_floor is not None else (fixed_cost, "a fixed cost")
+    if cost is None:
+        return _SOFTMAX + "; each call also pays a fixed cost (Chapter 3)", None
+    measured = f"{w.seconds(cost)} as this page measured it"
+    if cost >= worked.FIXED_MATTERS * t:
+        who = "a replayed row" if replay_floor is not None else "a call this short"
+        return f"{_SOFTMAX}; {who} also pays {name} ({measured}, {w.percent(cost / t)} of the least time)", None
+    return f"{_SOFTMAX} ({name}, {measured}, is only {w.percent(cost / t)} of even the least time)", None
 
 
 def _bound(roof, flops: float, nbytes: float) -> float:
@@ -123,8 +103,7 @@ def fma_cap(n: int, dev) -> Prose:
 # --- Chapter 5: checkpointing a memory-bound chain --------------------------------------------------------
 
 def chain_checkpoint(k: int, n: int, dev) -> Prose:
-    """Memory and step-time ratio of checkpointing a chain of ``k`` float32 GELUs on ``n`` elements whole,
-    from the FLOPs brrr's profiler counts per element and the bytes of each pass."""
+    """Memory and step-time ratio of checkpointing a chain of ``k`` float32 GELUs on ``n`` elements whole."""
     from ..profiler.counting import PER_ELEMENT_FLOPS
     here, ref = roofs(dev)
     fwd, bwd = PER_ELEMENT_FLOPS["gelu"], PER_ELEMENT_FLOPS["gelu_backward"]
@@ -163,9 +142,8 @@ def chain_checkpoint(k: int, n: int, dev) -> Prose:
 
 @needs_measurements
 def chain_checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
-    """The measured step-time ratio (times or Timings, their fastest samples: checkpointed / plain) against the
-    answer's, judged by the time the recomputation added (ratio - 1), and what it says of a backward pass's cost
-    next to a forward's."""
+    """The step-time ratio (fastest samples, checkpointed / plain) against the answer's, by the time the
+    recomputation added, and what it says of a backward pass's cost next to a forward's."""
     def fastest(t):
         return getattr(t, "min", t)
     f, ratio = answer.facts, fastest(checkpointed) / fastest(plain)
@@ -180,9 +158,7 @@ def chain_checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
         outcome, text = "dearer", text + (f"more than the roofline's {w.percent(predicted)}: something besides the "
                                           "bytes took the time; a profile of the two steps (Chapter 7) shows what.")
     elif extra >= 0:
-        outcome, text = "cheaper", text + (f"less than the roofline's {w.percent(predicted)}: the backward pass took "
-                                           "more than its bytes' share of the step, so the rerun GELUs are a "
-                                           "smaller share of it.")
+        outcome, text = "cheaper", text + f"less than the roofline's {w.percent(predicted)}."
     else:
         outcome, text = "faster", text + ("less time, not more, which neither FLOPs nor bytes explain; time both "
                                           "steps again before reading more into it.")
@@ -192,8 +168,7 @@ def chain_checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
                  f"forward pass, where the bytes give {w.number(f['backward_bytes'])} and the FLOPs "
                  f"{w.number(f['backward_flops'])}.")
     text += f" The plain step ran at {w.percent(share)} of the speed the roofline allows" + (
-        "." if share >= NEAR_ROOF else ": far below it, so something other than the bytes set its time; a profile "
-        "of the step (Chapter 7) shows what.") + ("" if outcome == "as predicted" else _shaky(plain, checkpointed)) \
+        "." if share >= NEAR_ROOF else ": far below it; a profile of the step (Chapter 7) shows where the time went.") + ("" if outcome == "as predicted" else _shaky(plain, checkpointed)) \
         + _few_samples(plain, checkpointed)
     return Prose(text, {"outcome": outcome, "ratio": ratio, "extra": extra, "share": share})
 
@@ -244,57 +219,21 @@ def separable_check(standard, depthwise, pointwise, answer: Prose) -> Prose:
     pair = measured[names[1]] + measured[names[2]]
     speedup = measured[names[0]] / pair
     shares = {name: f["seconds"][name] / measured[name] for name in names}
-    text = (f"The pair took {w.seconds(pair)} against the standard convolution's {w.seconds(measured[names[0]])}: "
-            + (f"{w.times(speedup)} faster, " if speedup >= 1 else f"{w.times(1 / speedup)} as long, no faster at "
-               "all, "))
+    predicted = w.number(f["speedup"])
     outcome = ("as predicted" if abs(speedup / f["speedup"] - 1) <= WITHIN else
                "smaller" if speedup < f["speedup"] else "larger")
-    blame = []
-    if outcome == "as predicted":
-        text += f"{within(abs(speedup / f['speedup'] - 1))} of the roofline's {w.number(f['speedup'])}."
-    else:   # measured / predicted speed-up = the pair's share of its roofline speed / the standard one's
-        predicted = w.number(f["speedup"])
-        text += ((f"where the roofline predicts {predicted} times faster" if speedup < 1 else
-                  f"{'less' if outcome == 'smaller' else 'more'} than the roofline's {predicted}")
-                 + _separable_blame(names, measured, f["seconds"], outcome))
-        blame = names[:1] if outcome == "larger" else _losers(names[1:], measured, f["seconds"])
+    text = (f"The pair took {w.seconds(pair)} against the standard convolution's {w.seconds(measured[names[0]])}: "
+            + (f"{w.times(speedup)} faster, " if speedup >= 1 else f"{w.times(1 / speedup)} as long, no faster at "
+               "all, ")
+            + (f"{within(abs(speedup / f['speedup'] - 1))} of the roofline's {predicted}." if outcome == "as predicted"
+               else f"where the roofline predicts {predicted} times faster." if speedup < 1 else
+               f"{'less' if outcome == 'smaller' else 'more'} than the roofline's {predicted}."))
     text += (" Against the speed the roofline allows each, " + w.listing(
         f"`{name}` ran at {w.percent(shares[name])}" for name in names) + f"; the depthwise half took "
         f"{w.percent(measured[names[1]] / pair)} of the pair's time, where the roofline gave it "
         f"{w.percent(f['depthwise_share'])}.") + ("" if outcome == "as predicted" else
                                                   _shaky(standard, depthwise, pointwise))
-    return Prose(text, {"outcome": outcome, "speedup": speedup, "shares": shares,
-                        "blame": blame})
-
-
-def _losers(halves, measured, bounds) -> list:
-    """The halves that lost time beyond their roofline bound, most seconds first; the second only where it
-    lost at least half as much as the first (both then share the blame)."""
-    lost = sorted(halves, key=lambda n: measured[n] - bounds[n], reverse=True)
-    first, second = (measured[n] - bounds[n] for n in lost)
-    return lost if second >= first / 2 else lost[:1]
-
-
-def _separable_blame(names, measured, bounds, outcome) -> str:
-    """', because ...': the pair's and the standard convolution's share of the speed the roofline allows them
-    (their ratio is measured / predicted speed-up), and which half lost the time, in seconds beyond its bound."""
-    std, halves = names[0], names[1:]
-    pair_share = sum(bounds[n] for n in halves) / sum(measured[n] for n in halves)
-    std_share = bounds[std] / measured[std]
-    lost = {n: measured[n] - bounds[n] for n in names}
-    if outcome == "larger":
-        return (f", because the standard convolution ran at {w.percent(std_share)} of the speed the roofline "
-                f"allows it and the pair at {w.percent(pair_share)}: `{std}` lost {w.seconds(lost[std])} beyond "
-                "its bound.")
-    text = (f", because the pair ran at {w.percent(pair_share)} of the speed the roofline allows it and the "
-            f"standard convolution at {w.percent(std_share)}: ")
-    losers = _losers(halves, measured, bounds)
-    if len(losers) == 2:
-        return text + ("both halves lost time beyond their bounds, " + w.listing(
-            f"`{n}` {w.seconds(lost[n])}" for n in losers) + ".")
-    other = next(n for n in halves if n != losers[0])
-    return text + (f"most of the pair's lost time was `{losers[0]}`'s, {w.seconds(lost[losers[0]])} beyond its "
-                   f"bound against {w.seconds(max(lost[other], 0))} for `{other}`.")
+    return Prose(text, {"outcome": outcome, "speedup": speedup, "shares": shares})
 
 
 # --- Chapter 7: the softmax row of the profile ------------------------------------------------------------
@@ -302,11 +241,9 @@ def _separable_blame(names, measured, bounds, outcome) -> str:
 def softmax_row(batch: int, heads: int, seq: int, dev, fixed_cost: float = None,
                 replay_floor: float = None) -> Prose:
     """Regime and least time of the attention's float32 softmax over (batch, heads, seq, seq) scores, counted as
-    brrr's profiler counts it (5 FLOPs per element, one read and one write). ``fixed_cost``: the measured fixed
-    cost of one call (seconds, the profile's ``overhead_seconds``): the regime is overhead-bound where it is at
-    least the least time, by the chapter's rule. ``replay_floor``: the profile's replay floor, which the check
-    names as a reason for a replayed row (:func:`_replayed_reasons`); without it, the reasons of
-    :func:`_softmax_reasons`."""
+    brrr's profiler counts it (5 FLOPs per element, one read and one write). ``fixed_cost``: a call's, measured
+    with the profile (overhead-bound where it is at least the least time, by the chapter's rule);
+    ``replay_floor``: the profile's, which the check names for a replayed row (:func:`_softmax_reasons`)."""
     from ..profiler.counting import PER_ELEMENT_FLOPS
     here, ref = roofs(dev)
     elements = batch * heads * seq * seq
@@ -330,7 +267,6 @@ def softmax_row(batch: int, heads: int, seq: int, dev, fixed_cost: float = None,
             f"tokens, four times the bytes.\n\nOn the reference {ref.name} (ridge {w.number(ref.ridge)}): "
             f"{ref.regime(flops, nbytes)}, at least {w.seconds(_bound(ref, flops, nbytes))}, and "
             f"{w.times(ref.ridge / intensity)} fewer FLOP/s than its FP32 peak. " + _shipped("this softmax", "profile_bert", op="_softmax", nbytes=nbytes))
-    reasons = (_softmax_reasons(t, fixed_cost) if replay_floor is None else
-               _replayed_reasons(t, replay_floor, getattr(dev, "backend", "cpu") == "cpu"))
+    reasons = _softmax_reasons(t, fixed_cost, replay_floor)
     return Prose(text, {"problem": "softmax", "reasons": reasons, "seconds": t, "flops": flops, "nbytes": nbytes,
                         "cache_bytes": dev.l2_bytes, "regime": "overhead-bound" if called else regime})

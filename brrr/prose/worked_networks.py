@@ -1,7 +1,5 @@
-"""Worked problems of Chapters 4 to 7, the same way as :mod:`.worked`'s: an answer works the prediction out
-from the device's roofline and the reference GPU's spec sheet (:func:`.worked.roofs`), and a check says what
-a measurement found against it. Single times are checked by :func:`.worked.check` (this module adds its
-problems' reasons as the answers' ``reasons`` fact), two operators against their roofs by :func:`.worked.two_ops_check`."""
+"""Worked problems of Chapters 4 to 7, as in :mod:`.worked`, whose :func:`.worked.check` (with this module's
+``REASONS`` as the answers' ``reasons`` fact) and :func:`.worked.two_ops_check` check them."""
 from __future__ import annotations
 
 import math
@@ -14,14 +12,11 @@ from ..units import format_si
 
 check, two_ops_check = worked.check, worked.two_ops_check   # the checks the chapters call from here
 
-_PAIRED = ("the peak counts a fused multiply-add as two FLOPs, and a chain of multiplications does one per "
-           "instruction")
-_DEPENDENT = ("; and each link waits for the result of the one before, so unless the compiler keeps many elements "
-              "in flight at once, the arithmetic units idle between links")
 REASONS = {  # problem: (why slower, why faster; None: the caches, or the CPU's peak was beaten)
-    "fused chain": (_PAIRED + ", so it can reach at most half the peak" + _DEPENDENT, None),
-    "ridge batch": ("a matmul with this few rows does too little work per call to keep every unit busy, and "
-                    "at the ridge both roofs bind at once, which no real kernel overlaps perfectly", None),
+    "fused chain": ("the peak counts a fused multiply-add as two FLOPs, and a chain of multiplications does one per "
+                    "instruction, so it can reach at most half the peak", None),
+    "ridge batch": ("the roofline's time is a bound; timing `x @ W` at a few larger batches (`brrr.bench`) shows "
+                    "how near this shape gets to the peak at all", None),
     "linear": ("a matmul reaches a share of the peak that grows with its size, and pays a fixed cost per call "
                "(Chapter 3)", None),
 }
@@ -38,13 +33,8 @@ def _few_samples(*timings) -> str:
     if not few:
         return ""
     n = min(len(t.samples) for t in few)
-    if n == 1:
-        return (" The timer fit only one sample of a step in its time budget, so nothing shows how much a step "
-                "varies, and one slow sample can move this ratio by any amount: time it again with a larger "
-                "`budget` before reading more into it.")
-    return (f" The timer fit only {w.spelled(n)} samples of a step in its time budget, so the spread is a guess "
-            "and so is the second digit of this ratio: time it again with a larger `budget` before reading more "
-            "into it.")
+    return (f" The timer fit only {w.spelled(n)} sample{'s' if n > 1 else ''} of a step in its time budget, so "
+            "this ratio is rough: time it again with a larger `budget` before reading more into it.")
 
 
 # --- Chapter 4: fusion -------------------------------------------------------------------------------
@@ -134,15 +124,9 @@ def saved_check(measured: int, answer: Prose) -> Prose:
     """The bytes ``saved_bytes`` counted against the answer's."""
     predicted, diff = answer.facts["nbytes"], measured - answer.facts["nbytes"]
     text = f"Autograd saved {w.size(measured)} of activations: "
-    if diff == 0:
-        outcome, text = "as predicted", text + "exactly the count, storage by storage."
-    elif diff > 0:
-        outcome, text = "more", text + (f"{w.size(diff)} more than the {w.size(predicted)} counted: this PyTorch "
-                                        "saves something the rules above leave out; the table lists each storage.")
-    else:
-        outcome, text = "fewer", text + (f"{w.size(-diff)} fewer than the {w.size(predicted)} counted: this PyTorch "
-                                         "shares a storage or skips a tensor that the count added; the table lists "
-                                         "each storage.")
+    outcome = "as predicted" if diff == 0 else "more" if diff > 0 else "fewer"
+    text += ("exactly the count, storage by storage." if diff == 0 else
+             f"{w.size(abs(diff))} {outcome} than the {w.size(predicted)} counted; the table lists each storage.")
     return Prose(text, {"outcome": outcome, "difference": diff})
 
 
@@ -183,8 +167,7 @@ def checkpoint_cost(block_bytes: float, input_bytes: float, layers: int, every: 
 
 
 def within(d: float) -> str:
-    """'within 3%' for a relative difference ``d``, never finer than 1%: timed samples spread by more than
-    that, and a finer figure would only repeat the rounding of the times printed beside it."""
+    """'within 3%' for a relative difference ``d``, never finer than 1% (samples spread by more than that)."""
     return "within 1%" if d < 0.01 else f"within {w.percent(d)}"
 
 
@@ -198,9 +181,8 @@ def checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
     if abs(ratio / f["ratio"] - 1) <= WITHIN:
         outcome, text = "as predicted", text + f"{within(abs(ratio / f['ratio'] - 1))} of {want}."
     elif ratio > f["ratio"]:
-        outcome, text = "dearer", text + (f"more than {want}: something besides the matmuls' FLOPs took time; the "
-                                          "sweep below, which sets the time against the FLOPs at every segment "
-                                          "length, shows whether it grows with the number of segments.")
+        outcome, text = "dearer", text + (f"more than {want}; the sweep below sets the time against the FLOPs at "
+                                          "every segment length.")
     elif ratio >= 1:
         outcome, text = "cheaper", text + (f"less than {want}: the recomputed matmuls cost less per FLOP than the "
                                            "rest of the step.")
@@ -215,10 +197,8 @@ def checkpoint_check(plain, checkpointed, answer: Prose) -> Prose:
 # --- Chapters 6 and 7: layers on the roofline ------------------------------------------------------------
 
 def ops(named: dict, dev, problem: str, fixed_cost: float = None) -> Prose:
-    """Each of ``named`` ({name: (FLOPs, bytes)}, two of them for :func:`.worked.two_ops_check`): its intensity,
-    regime and least time, here and on the reference GPU. ``fixed_cost`` (seconds, a call's fixed cost
-    measured on this page): an op whose least time here is below it is overhead-bound by the book's rule,
-    and the answer says so."""
+    """Each of ``named`` ({name: (FLOPs, bytes)}): its intensity, regime and least time, here and on the
+    reference GPU; overhead-bound where its least time is below ``fixed_cost`` (a call's, measured on the page)."""
     here, ref = roofs(dev)
 
     def part(name, flops, nbytes):
