@@ -119,3 +119,15 @@ def test_the_decode_sentence_states_each_step_against_its_floor(monkeypatch):
     impossible = str(prose.decode_steps(_fake(5e-4, 1e-3, 2 ** 20)))
     assert "below the floor" in impossible and "to check" in impossible
     assert prose.decode_steps(None) is None
+
+
+def test_the_decode_floor_answer_is_the_weights_at_the_bandwidth():
+    import brrr
+    from brrr.prose import worked_gpt
+    dev = brrr.device()
+    answer = worked_gpt.decode_floor(gpt.GPT2_SMALL, dev)
+    weights = gpt.GPT2_SMALL.n_params() - gpt.GPT2_SMALL.context * gpt.GPT2_SMALL.d_model
+    size = {"float32": 4, "bfloat16": 2, "float16": 2}[capstone_decode.weights_dtype(dev)]
+    assert answer.facts["nbytes"] == size * weights
+    assert answer.facts["seconds"] == pytest.approx(size * weights / dev.peak_bandwidth)
+    assert brrr.units.format_seconds(answer.facts["seconds"]) in str(answer)

@@ -212,3 +212,57 @@ def test_each_sandbox_has_its_own_identity_and_session_keyring():
     assert first["session"] != grader_session and second["session"] != first["session"]
     if os.geteuid() == 0:
         assert (first["uid"], second["uid"]) == (first_id, second_id) and first_id != second_id
+
+
+def test_a_file_deleted_while_open_still_counts(tmp_path):
+    """Files unlinked but held open once put 3 GiB on the disk, unseen by the folder watch."""
+    fired = []
+    watch = limits.FolderWatch(str(tmp_path), on_exceed=lambda: fired.append(1), max_bytes=2 << 20,
+                               pids=lambda: [os.getpid()])
+    path = tmp_path / "hidden.bin"
+    with open(path, "wb") as held:
+        held.write(os.urandom(3 << 20))
+        held.flush()
+        os.fsync(held.fileno())
+        path.unlink()
+        assert limits.folder_usage(str(tmp_path))[0] < 2 << 20       # a scan sees nothing
+        assert limits.deleted_but_open(str(tmp_path), [os.getpid()]) >= 3 << 20
+        assert "wrote more than" in watch.check()
+    assert watch.check() == ""                                       # closed: the space is freed
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops to another user to act as an ordinary grader")
+def test_an_ordinary_grader_sees_and_removes_folders_made_unreadable(tmp_path):
+    """Run by an ordinary user, a write-only folder once hid 3 GiB from the watch and the cleanup."""
+    import pathlib
+    top = pathlib.Path(tempfile.mkdtemp(prefix="brrr-unreadable-"))    # /tmp: a path nobody can walk
+    os.chmod(top, 0o755)
+    os.chown(top, limits.NOBODY, limits.NOBODY)       # the grader's own folder, as run_dir's parent is
+    work = top / "work"
+    work.mkdir()
+    os.chown(work, limits.NOBODY, limits.NOBODY)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                  # the child: an ordinary user, then the attack
+        try:
+            os.setgroups([])
+            os.setgid(limits.NOBODY)
+            os.setuid(limits.NOBODY)
+            hidden = work / "hidden"
+            (hidden / "deeper").mkdir(parents=True)
+            (hidden / "deeper" / "big.bin").write_bytes(os.urandom(3 << 20))
+            os.chmod(hidden / "deeper", 0o300)    # write and enter, but not read
+            os.chmod(hidden, 0o300)
+            used, _ = limits.folder_usage(str(work))
+            limits.remove_tree(str(work))
+            os.write(write, json.dumps({"used": used, "left": os.path.exists(work)}).encode())
+        except BaseException as error:  # noqa: BLE001 - reported to the parent
+            os.write(write, json.dumps({"error": repr(error)}).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    seen = json.loads(os.read(read, 4096).decode())
+    subprocess.run(["rm", "-rf", str(top)])
+    assert "error" not in seen, seen["error"]
+    assert seen["used"] >= 3 << 20 and seen["left"] is False

@@ -24,6 +24,14 @@ from ..results import Result, provenance
 MODES = ("prefill", "eager", "graph")
 
 
+def weights_dtype(dev) -> str:
+    """The type the decode sweep casts the weights to, once: bfloat16 on a GPU with bfloat16 tensor
+    cores, float16 on an older GPU, float32 on a CPU."""
+    if not dev.on_gpu:
+        return "float32"
+    return "bfloat16" if dev.has_tensor_cores("bfloat16") else "float16"
+
+
 def ridge_batch(roof, itemsize: int, most: int) -> int:
     """The power of two at or above the batch where a decode step's intensity, about
     ``2 · batch / itemsize`` FLOPs per byte of weights, reaches ``roof``'s ridge; at most ``most``."""
@@ -35,8 +43,8 @@ def decode_sweep(quick: Optional[bool] = None, batches=None, prompt: Optional[in
                  progress: bool = True) -> Result:
     """Time a prefill and a decode step (eager, and as a CUDA graph on a GPU) per batch.
 
-    The model is :func:`brrr.gpt.sizes`'s (GPT-2 small on a GPU), its weights cast once to the
-    chapter's low-precision type on a GPU (float32 on a CPU); the prompt has ``prompt`` tokens
+    The model is :func:`brrr.gpt.sizes`'s (GPT-2 small on a GPU), its weights cast once to
+    :func:`weights_dtype`; the prompt has ``prompt`` tokens
     (default 128 on a GPU, 32 on a CPU, 16 in quick mode) and a step reads a cache one longer.
     ``batches`` default to 1 and :func:`ridge_batch`.
 
@@ -55,12 +63,11 @@ def decode_sweep(quick: Optional[bool] = None, batches=None, prompt: Optional[in
     from ..progress import progress as progress_bar
     from ..roofline import Roofline
     from ..timing import bench
-    from .capstone import autocast_dtype
     quick = config.quick_mode() if quick is None else quick
     dev = live()
     s = sizes(quick, dev.on_gpu)
     cfg = s["config"]
-    dtype = autocast_dtype(dev.backend) if dev.on_gpu else "float32"
+    dtype = weights_dtype(dev)
     torch_dtype = getattr(torch, dtype)
     itemsize = torch.tensor([], dtype=torch_dtype).element_size()
     prompt = prompt or (16 if quick else 128 if dev.on_gpu else 32)

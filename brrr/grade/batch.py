@@ -226,7 +226,7 @@ def grade_one(submission: str, batch: Batch) -> list:
         status, snapshot, whole_timeout = _run(batch, nb, submission, run_dir)
         graded, problem = _score(batch, snapshot, run_dir)
     finally:
-        shutil.rmtree(run_dir, ignore_errors=True)
+        limits.remove_tree(run_dir)
     cell_timeout = status.get("timed_out")
     notes = []
     if whole_timeout:
@@ -310,7 +310,7 @@ def grade(exercise: str, submissions: list, out: Optional[str] = None, timeout: 
             if handle:
                 handle.close()
     finally:
-        shutil.rmtree(batch.folder, ignore_errors=True)
+        limits.remove_tree(batch.folder)
     return all_rows
 
 

@@ -88,13 +88,27 @@ def command(level: str, argv: list, identity: int = NOBODY) -> list:
     return [sys.executable, "-I", os.path.abspath(__file__), level, str(identity), "--"] + list(argv)
 
 
+def _open_folder(path: str):
+    """``os.scandir(path)``; a folder of this grader's own that it may not read (a submission can
+    take its own read permission away, as an ordinary user) is given back to it first."""
+    try:
+        return os.scandir(path)
+    except PermissionError:
+        st = os.lstat(path)
+        if st.st_uid != os.geteuid() or not os.path.isdir(path) or os.path.islink(path):
+            raise
+        os.chmod(path, 0o700)
+        return os.scandir(path)
+
+
 def folder_usage(path: str, max_entries: int = FOLDER_FILES) -> tuple:
-    """(bytes on disk, entries) under ``path``, symlinks not followed; stops counting entries
-    at ``max_entries + 1``. Sparse files count what they occupy, not their length."""
+    """(bytes on disk, entries) under ``path``, symlinks not followed, folders the submission
+    made unreadable included (:func:`_open_folder`); stops counting entries at
+    ``max_entries + 1``. Sparse files count what they occupy, not their length."""
     total, entries, stack = 0, 0, [path]
     while stack and entries <= max_entries:
         try:
-            with os.scandir(stack.pop()) as it:
+            with _open_folder(stack.pop()) as it:
                 for entry in it:
                     entries += 1
                     if entries > max_entries:
@@ -112,14 +126,58 @@ def folder_usage(path: str, max_entries: int = FOLDER_FILES) -> tuple:
     return total, entries
 
 
+def deleted_but_open(path: str, pids) -> int:
+    """Bytes on disk of files under ``path`` that processes ``pids`` still hold open after
+    deleting them: invisible to a scan of the folder, yet on the disk until closed."""
+    total, seen = 0, set()
+    for pid in pids:
+        fds = f"/proc/{pid}/fd"
+        try:
+            names = os.listdir(fds)
+        except OSError:
+            continue
+        for fd in names:
+            try:
+                target = os.readlink(os.path.join(fds, fd))
+                if not (target.endswith(" (deleted)") and target.startswith(path.rstrip(os.sep) + os.sep)):
+                    continue
+                st = os.stat(os.path.join(fds, fd))
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total
+
+
+def remove_tree(path: str) -> None:
+    """Delete ``path`` and everything in it, folders a submission made unreadable or
+    unwritable included: each folder is given back to this user (read, write, enter) before
+    it is read. Nothing if ``path`` is gone."""
+    import shutil
+    stack = [path]
+    while stack:
+        folder = stack.pop()
+        try:
+            if os.path.islink(folder) or not os.path.isdir(folder):
+                continue
+            os.chmod(folder, 0o700)
+            with os.scandir(folder) as it:
+                stack.extend(e.path for e in it if e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+    shutil.rmtree(path, ignore_errors=True)
+
+
 class FolderWatch(threading.Thread):
     """Measures ``path`` every ``WATCH_SECONDS``; past a limit, sets ``reason`` and calls
     ``on_exceed()`` once (the runner kills the kernel there)."""
 
     def __init__(self, path: str, on_exceed, max_bytes: int = FOLDER_BYTES,
-                 max_entries: int = FOLDER_FILES):
+                 max_entries: int = FOLDER_FILES, pids=None):
         super().__init__(daemon=True, name="brrr-folder-watch")
         self.path, self.on_exceed = path, on_exceed
+        self.pids = pids or (lambda: ())    # the submission's processes: files they deleted but hold
         self.max_bytes, self.max_entries = max_bytes, max_entries
         self.reason = ""
         self._done = threading.Event()
@@ -130,6 +188,8 @@ class FolderWatch(threading.Thread):
         used, entries = folder_usage(self.path, self.max_entries)
         if entries > self.max_entries:
             return f"it made more than {self.max_entries:,} files in its folder"
+        if used <= self.max_bytes:
+            used += deleted_but_open(self.path, self.pids())
         if used > self.max_bytes:
             return f"it wrote more than {format_bytes(self.max_bytes)} to its folder"
         return ""

@@ -98,7 +98,10 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
                             kernel_name="python3", resources={"metadata": {"path": workdir}},
                             startup_timeout=120)
     env = sandbox.kernel_env(workdir)
-    watch = limits.FolderWatch(workdir, on_exceed=sandbox.kill_descendants)
+    import psutil
+    own = psutil.Process()
+    watch = limits.FolderWatch(workdir, on_exceed=sandbox.kill_descendants,
+                               pids=lambda: [p.pid for p in own.children(recursive=True)])
     with client.setup_kernel(env=env, cwd=workdir):
         watch.start()
         for number, index in enumerate(code_cells, start=1):

@@ -262,3 +262,27 @@ def attention_check(table, answer: Prose) -> Prose:
                    " Attention took no more of the time than of the FLOPs here.")
     return Prose(text, {"outcome": outcome, "time_share": measured, "flop_share": counted,
                         "profile_share": t_core / t_all})
+
+
+# --- Problem 4: the floor of a decode step -----------------------------------------------------------------------
+
+def decode_floor(cfg, dev) -> Prose:
+    """The least time of one decode step of ``cfg``, its weights in the decode sweep's type
+    (:func:`brrr.experiments.capstone_decode.weights_dtype`): every weight read once at the DRAM bandwidth
+    (:func:`brrr.decode.call_counts`), here and on the reference GPU, whatever the batch."""
+    import torch
+    from ..decode import call_counts
+    from ..experiments.capstone_decode import weights_dtype
+    here, ref = roofs(dev)
+    dtype = weights_dtype(dev)
+    itemsize = torch.tensor([], dtype=getattr(torch, dtype)).element_size()
+    nbytes = call_counts(cfg, 1, 1, 1, itemsize)["weight_bytes"]
+    ref_bytes = call_counts(cfg, 1, 1, 1, 2)["weight_bytes"]          # bfloat16 there, as the sweep runs it
+    t, t_ref = here.t_mem(nbytes), ref.t_mem(ref_bytes)
+    text = (f"Apart from the position table, of which a step reads one row, the model has "
+            f"{w.integer(nbytes // itemsize)} weights; in {dtype}, {itemsize} bytes each, that is {w.size(nbytes)}. "
+            f"At this device's {w.rate(here.peak_bandwidth, 'B/s')} ({_whence(dev)}) reading them takes "
+            f"**{w.seconds(t)} per step**, whatever the batch: at most {w.integer(1 / t)} tokens per second at batch 1, and "
+            f"a batch of 16 gets 16 tokens for the same read, up to {w.integer(16 / t)} per second. "
+            f"On the reference {ref.name} ({w.rate(ref.peak_bandwidth, 'B/s')}), in bfloat16: {w.seconds(t_ref)}.")
+    return Prose(text, {"problem": "decode floor", "seconds": float(t), "nbytes": nbytes, "itemsize": itemsize})
