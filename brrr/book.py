@@ -147,8 +147,9 @@ def intro(chapter: int, dev=None) -> Prose:
         text = _replayed_sentence(dev) + " " + _references_sentence(chapter)
         return Prose(text, {"device": dev.name, "backend": dev.backend, "quick": quick, "replayed": True})
     text = f"**Measured on this page:** {dev.name}, {_where(dev)} " + _references_sentence(chapter)
-    if not dev.on_gpu and cache_note():
-        text += " " + cache_note()
+    note = "" if dev.on_gpu else cache_note()
+    if note:
+        text += " " + note
     if quick:
         text = QUICK_BANNER.format(extra=QUICK_CAVEATS.get(chapter, "")).strip() + "\n\n" + text
     return Prose(text, {"device": dev.name, "backend": dev.backend, "quick": quick})

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from .. import config
+from .. import arrays, config
 from ..results import Result, provenance
 
 MODES = ("prefill", "eager", "graph")
@@ -68,8 +68,7 @@ def decode_sweep(quick: Optional[bool] = None, batches=None, prompt: Optional[in
     s = sizes(quick, dev.on_gpu)
     cfg = s["config"]
     dtype = weights_dtype(dev)
-    torch_dtype = getattr(torch, dtype)
-    itemsize = torch.tensor([], dtype=torch_dtype).element_size()
+    torch_dtype, itemsize = arrays.torch_dtype(dtype), arrays.itemsize(dtype)
     prompt = prompt or (16 if quick else 128 if dev.on_gpu else 32)
     length = prompt + 1
     roof = Roofline.from_device(dev, dtype=dtype, tensor_cores=dev.on_gpu)
@@ -85,10 +84,8 @@ def decode_sweep(quick: Optional[bool] = None, batches=None, prompt: Optional[in
         cache = KVCache(cfg, batch, length, device=dev.torch_device, dtype=torch_dtype)
         prompt_ids = tokens(cfg, batch, prompt, device=dev.torch_device)
         new_ids = tokens(cfg, batch, 1, device=dev.torch_device, seed=1)
-        calls = {
-            "prefill": lambda: forward_cached(model, prompt_ids, cache, start),
-            "eager": lambda: forward_cached(model, new_ids, cache, step_at),
-        }
+        prefill = lambda: forward_cached(model, prompt_ids, cache, start)   # noqa: E731
+        step = lambda: forward_cached(model, new_ids, cache, step_at)        # noqa: E731
         for mode in MODES:
             record = {"batch": batch, "mode": mode, "length": length,
                       "tokens": batch * (prompt if mode == "prefill" else 1)}
@@ -96,7 +93,7 @@ def decode_sweep(quick: Optional[bool] = None, batches=None, prompt: Optional[in
             if mode == "graph" and not dev.on_gpu:
                 record["skipped"] = "CUDA graphs need a CUDA GPU"
                 continue
-            fn = calls["prefill" if mode == "prefill" else "eager"]
+            fn = prefill if mode == "prefill" else step
             with torch.no_grad():
                 n_calls = count_operators(fn)
                 try:

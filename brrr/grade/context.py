@@ -58,12 +58,13 @@ def whole(name: str, value) -> int:
 
 
 def positive(name: str, value) -> float:
-    """``value`` as a finite number above zero, or AssertionError naming it."""
-    import math
-    import numbers
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-    assert ok, f"{name} should be a finite number above zero, not {value!r:.40}"
-    return float(value)
+    """``value`` as a finite number above zero (the library's rule, :func:`brrr.checks.positive`),
+    or AssertionError naming it: a test case fails, with the reason."""
+    from ..checks import positive as library_rule
+    try:
+        return library_rule(name, value)
+    except (TypeError, ValueError) as error:
+        raise AssertionError(str(error)) from None
 
 
 def filled(name: str, value, keys=None, least: int = 1):

@@ -12,11 +12,11 @@ from . import Prose, needs_measurements
 from . import words as w
 
 
-def _against_floor(r: dict, cache_bytes: int) -> str:
+def _against_floor(r: dict, weights: float, cache_bytes: int) -> str:
+    """A step's time as a multiple of its floor, or, below it, why it could be (``weights``: bytes)."""
     ratio = r["seconds"] / r["weight_seconds"]
     if ratio * w.ABOVE_ROOF >= 1:
         return f"{w.seconds(r['seconds'])} ({w.times(ratio)} the floor, {r['regime']})"
-    weights = r["weight_seconds"] * r["_bandwidth"]
     why = (f"its weights ({w.size(weights)}) fit in the {w.size(cache_bytes)} last-level cache, so a "
            "step can read them from there" if cache_bytes and weights <= cache_bytes else
            "faster than DRAM can deliver the weights: a count or a timing to check")
@@ -31,14 +31,15 @@ def decode_steps(result) -> Prose:
     cache_bytes = device.get("l2_bytes") or 0
     clauses, facts, floor = [], {"batches": {}}, None
     for batch in result.meta.get("batches", []):
-        steps = {r["mode"]: dict(r, _bandwidth=bandwidth) for r in result.records
+        steps = {r["mode"]: r for r in result.records
                  if r["batch"] == batch and r["mode"] in ("eager", "graph") and not r.get("skipped")}
         if "eager" not in steps:
             continue
         floor = steps["eager"]["weight_seconds"]
-        clause = f"at batch {w.integer(batch)} it took {_against_floor(steps['eager'], cache_bytes)} eager"
+        weights = floor * bandwidth             # the bytes the floor reads
+        clause = f"at batch {w.integer(batch)} it took {_against_floor(steps['eager'], weights, cache_bytes)} eager"
         if "graph" in steps:
-            clause += f" and {_against_floor(steps['graph'], cache_bytes)} as a CUDA graph"
+            clause += f" and {_against_floor(steps['graph'], weights, cache_bytes)} as a CUDA graph"
         clauses.append(clause)
         facts["batches"][batch] = {mode: r["seconds"] / r["weight_seconds"] for mode, r in steps.items()}
     if floor is None:

@@ -270,14 +270,14 @@ def decode_floor(cfg, dev) -> Prose:
     """The least time of one decode step of ``cfg``, its weights in the decode sweep's type
     (:func:`brrr.experiments.capstone_decode.weights_dtype`): every weight read once at the DRAM bandwidth
     (:func:`brrr.decode.call_counts`), here and on the reference GPU, whatever the batch."""
-    import torch
+    from ..arrays import itemsize as bytes_per
     from ..decode import call_counts
     from ..experiments.capstone_decode import weights_dtype
     here, ref = roofs(dev)
     dtype = weights_dtype(dev)
-    itemsize = torch.tensor([], dtype=getattr(torch, dtype)).element_size()
+    itemsize = bytes_per(dtype)
     nbytes = call_counts(cfg, 1, 1, 1, itemsize)["weight_bytes"]
-    ref_bytes = call_counts(cfg, 1, 1, 1, 2)["weight_bytes"]          # bfloat16 there, as the sweep runs it
+    ref_bytes = call_counts(cfg, 1, 1, 1, bytes_per("bfloat16"))["weight_bytes"]   # as the sweep runs it there
     t, t_ref = here.t_mem(nbytes), ref.t_mem(ref_bytes)
     text = (f"Apart from the position table, of which a step reads one row, the model has "
             f"{w.integer(nbytes // itemsize)} weights; in {dtype}, {itemsize} bytes each, that is {w.size(nbytes)}. "
