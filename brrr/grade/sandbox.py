@@ -72,7 +72,7 @@ def level(requested: str = "auto") -> str:
 def describe(name: str) -> str:
     """One line for the grader's output."""
     if name == "bubblewrap":
-        user = "as the user nobody, " if os.geteuid() == 0 else ""
+        user = "each as a user id of its own, " if os.geteuid() == 0 else ""
         return ("isolation: bubblewrap (each submission in its own namespaces, " + user +
                 "with a read-only system, a private folder and /tmp, no network, no view of tests or "
                 "other submissions, and bounded processes, file sizes and disk use)")
