@@ -215,9 +215,36 @@ def forward_flops(cfg: GPTConfig, batch: int, seq: int) -> dict:
     return out
 
 
+def train_flops(cfg: GPTConfig, batch: int, seq: int) -> dict:
+    """FLOPs of one training step over ``batch`` sequences of ``seq`` tokens, matmuls only:
+    the forward pass (:func:`forward_flops`) and a backward pass that does two matmuls for each
+    of the forward's (the gradient of the input and of the weight, or of both operands of an
+    attention matmul), so three times each of its parts. Per token this is 6·N for the N
+    weights the matmuls use (12·d² per block and the d·V head: biases, LayerNorms and position
+    embeddings are left out) plus 12·seq·d per block for attention (Kaplan et al., 2020;
+    Chowdhery et al., 2022). The optimizer's update, a few FLOPs per weight, is left out too.
+
+    Keys: ``forward``, ``backward`` and ``total``, and the parts of ``total``: ``linear``,
+    ``attention`` and ``head``."""
+    fwd = forward_flops(cfg, batch, seq)
+    out = {part: 3 * fwd[part] for part in ("linear", "attention", "head")}
+    out.update(forward=fwd["total"], backward=2 * fwd["total"], total=3 * fwd["total"])
+    return out
+
+
+def padded(cfg: GPTConfig, multiple: int = 64) -> GPTConfig:
+    """``cfg`` with its vocabulary rounded up to a multiple of ``multiple`` (GPT-2's 50,257 ->
+    50,304), so the head's matmul has a width the tensor cores' tiles divide; the extra rows
+    are never a target (Karpathy's nanoGPT does the same)."""
+    if isinstance(multiple, bool) or not isinstance(multiple, int) or multiple < 1:
+        raise ValueError(f"multiple must be a positive integer, got {multiple!r}")
+    return replace(cfg, vocab=-(-cfg.vocab // multiple) * multiple)
+
+
 def sizes(quick: Optional[bool] = None, gpu: Optional[bool] = None) -> dict:
-    """The capstone's model and batches: ``config`` (a :class:`GPTConfig`), ``small`` and ``large``
-    (each ``(batch, seq)``: sequences per call and tokens per sequence), and ``name``.
+    """The capstone's model and batches: ``config`` (a :class:`GPTConfig`), ``small``, ``large`` and
+    ``train`` (each ``(batch, seq)``: sequences per call and tokens per sequence; ``train`` for the
+    training step, at GPT-2's full context on a GPU), and ``name``.
 
     On a GPU (``gpu`` defaults to whether one is live): GPT-2 small itself, at a large batch of
     8 sequences of 512 tokens (a profile keeps every operator's tensors alive, and at GPT-2's full
@@ -231,8 +258,11 @@ def sizes(quick: Optional[bool] = None, gpu: Optional[bool] = None) -> dict:
         gpu = device().on_gpu
     if quick:
         cfg = GPTConfig(n_layer=2, n_head=2, d_model=64, vocab=512, context=64)
-        return {"name": "tiny GPT (quick mode)", "config": cfg, "small": (1, 16), "large": (4, 64)}
+        return {"name": "tiny GPT (quick mode)", "config": cfg, "small": (1, 16), "large": (4, 64),
+                "train": (4, 64)}
     if gpu:
-        return {"name": "GPT-2 small", "config": GPT2_SMALL, "small": (1, 16), "large": (8, 512)}
+        return {"name": "GPT-2 small", "config": GPT2_SMALL, "small": (1, 16), "large": (8, 512),
+                "train": (8, 1024)}
     cfg = replace(GPT2_SMALL, n_layer=4, n_head=4, d_model=256, vocab=8192, context=256)
-    return {"name": "GPT-2 shape reduced for a CPU", "config": cfg, "small": (1, 8), "large": (4, 128)}
+    return {"name": "GPT-2 shape reduced for a CPU", "config": cfg, "small": (1, 8), "large": (4, 128),
+            "train": (4, 128)}

@@ -52,14 +52,16 @@ def test_each_step_changes_one_thing_of_the_configuration_it_builds_on(run):
     result, _ = run
     rec = {r["step"]: r for r in result.records}
     assert rec["autocast"]["dtype"] == capstone.autocast_dtype("cpu") and rec["sdpa"]["attention"] == "sdpa"
+    assert rec["cast"]["weights"] == capstone.autocast_dtype("cpu") and rec["cast"]["autocast"] is False
     if not rec["compile"]["skipped"]:
         assert rec["compile"]["compile"] == "default" and rec["compile"]["compile_seconds"] > 0
-
-    def setting(r):
-        return {"tokens": r["tokens"], "dtype": r["dtype"], "attention": r["attention"], "compile": r["compile"]}
+    fields = {"batch": "tokens", "tf32": "tf32", "autocast": "autocast", "weights": "weights", "sdpa": "attention",
+              "vocab": "vocab", "compile": "compile", "graphs": "graphs"}
+    declared = {s.key: {fields[k] for k, _ in s.change} for s in capstone.STEPS}
     for r in capstone.measured(result)[1:]:
-        base = setting(rec[r["builds_on"]])
-        assert len([k for k, v in setting(r).items() if base[k] != v]) == 1, r["step"]
+        base = rec[r["builds_on"]]
+        changed = {f for f in fields.values() if base[f] != r[f]}
+        assert changed and changed <= declared[r["step"]], (r["step"], changed)
 
 
 def test_a_change_is_kept_only_when_it_did_not_slow_the_model(run):
@@ -96,7 +98,7 @@ def test_flop_count_matches_the_formula_and_the_profile(run):
         assert r["flops"] == gpt.forward_flops(cfg, r["batch"], r["seq"])["total"]
         table = profiles[r["step"]]
         matmuls = table[table.category == "matmul"].flops.sum()
-        if r["attention"] == "manual":
+        if r["attention"] == "manual" and r["vocab"] == cfg.vocab:
             assert matmuls == r["flops"]          # the profiler's own counter agrees with the formula
         assert r["counted_flops"] >= matmuls      # plus softmax, LayerNorm, GELU, adds
 
@@ -116,9 +118,44 @@ def test_each_step_adds_its_change_to_the_last_that_ran():
     current = capstone.START
     for step in capstone.STEPS:
         current = capstone.advance(current, step)
-    assert current == {"batch": "large", "autocast": True, "compile": "reduce-overhead", "sdpa": True}
-    graphs = next(s for s in capstone.STEPS if s.key == "graphs")
-    assert capstone.cannot_run(graphs, "cpu") and capstone.cannot_run(graphs, "cuda") is None
+    assert current == {"batch": "ridge", "tf32": True, "autocast": False, "weights": "low", "sdpa": True,
+                       "vocab": "padded", "compile": "default", "graphs": True}
+    by_key = {s.key: s for s in capstone.STEPS}
+    assert capstone.cannot_run(by_key["graphs"], "cpu") and capstone.cannot_run(by_key["graphs"], "cuda") is None
+
+    class Device:
+        def __init__(self, tf32):
+            self.tf32 = tf32
+
+        def has_tensor_cores(self, dtype):
+            return self.tf32 and dtype == "float32"
+    assert capstone.cannot_run(by_key["tf32"], "cuda", Device(True)) is None
+    assert "TF32" in capstone.cannot_run(by_key["tf32"], "cuda", Device(False))
+    assert "TF32" in capstone.cannot_run(by_key["tf32"], "cpu", Device(True))
+    assert capstone.cannot_run(by_key["vocab"], "cuda", None, gpt.GPT2_SMALL) is None      # 50,257 -> 50,304
+    assert "multiple of 64" in capstone.cannot_run(by_key["vocab"], "cuda", None, gpt.sizes(True, False)["config"])
+
+
+def test_ridge_tokens_put_every_weight_matmul_at_the_ridge():
+    from brrr.roofline import Roofline
+    cfg = gpt.GPT2_SMALL
+    ridge, itemsize = 206.0, 2
+    need = capstone.ridge_tokens(cfg, ridge, itemsize)
+    d = cfg.d_model
+    shapes = [(a * d, b * d) for a, b in capstone.LINEAR_SHAPES] + [(d, cfg.vocab)]
+
+    def intensity(t, k, n):
+        return 2 * t * k * n / (itemsize * (k * n + t * k + t * n))
+    assert min(intensity(need, k, n) for k, n in shapes) == pytest.approx(ridge)      # the last one reaches it
+    assert min(intensity(0.99 * need, k, n) for k, n in shapes) < ridge
+    assert capstone.ridge_tokens(cfg, 1e6, itemsize) == math.inf                       # no T reaches it
+    roof = Roofline(peak_flops=ridge * 1e12, peak_bandwidth=1e12, name="fake")
+    batch, why = capstone.ridge_batch(cfg, 16, roof, itemsize, tokens_now=16)
+    assert why is None and batch * 16 >= need and (batch // 2) * 16 < need and batch & (batch - 1) == 0
+    batch, why = capstone.ridge_batch(cfg, 512, roof, itemsize, tokens_now=4096)
+    assert batch is None and "already" in why and f"{math.ceil(need):,}" in why
+    batch, why = capstone.ridge_batch(cfg, 512, Roofline(peak_flops=1e18, peak_bandwidth=1e12, name="x"), 2, 4096)
+    assert batch is None and "no batch" in why
 
 
 def test_table_and_overall(run):

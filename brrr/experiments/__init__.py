@@ -27,3 +27,4 @@ from .diagnosis import compile_remedy, batch_remedy, precision_remedy, low_preci
 from .dtypes import dtype_roofline
 from .latency import bandwidth_vs_parallelism, load_latency  # chapter 2: latency-bound kernels
 from . import capstone_decode  # chapter 8: brrr.experiments.capstone_decode.decode_sweep, decode_table
+from . import capstone_train  # chapter 8: brrr.experiments.capstone_train.train_steps, train_table

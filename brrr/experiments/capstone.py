@@ -2,19 +2,18 @@
 
 Each step adds one change to the last configuration that ran (He, 2022):
 
-1. ``eager``: eager PyTorch, float32, one short sequence per call;
-2. ``batch``: a large batch, to share the fixed costs of a call (overhead, reading every weight);
-3. ``autocast``: ``torch.autocast`` to bfloat16 (float16 on a GPU without bfloat16);
-4. ``compile``: ``torch.compile`` (default mode);
-5. ``graphs``: ``torch.compile(mode="reduce-overhead")``, which replays CUDA graphs (GPU only);
-6. ``sdpa``: attention by ``scaled_dot_product_attention`` (FlashAttention where there is one).
+``eager`` (float32, one short sequence per call); ``batch`` (a large batch); ``tf32`` (TF32 tensor
+cores); ``autocast`` (to bfloat16, float16 on an older GPU); ``cast`` (the weights cast once instead);
+``sdpa`` (``scaled_dot_product_attention``); ``vocab`` (padded to a multiple of 64); ``ridge`` (the
+batch at which every weight matmul reaches the ridge, :func:`ridge_tokens`); ``compile``
+(``torch.compile``, once); ``graphs`` (the compiled pass captured as a CUDA graph; GPU only).
 
 :func:`run_steps` times every step (forward passes under ``torch.no_grad()``, wall clock,
 :func:`brrr.experiments.wallclock.wall_time_per_call`), counts its FLOPs
-(:func:`brrr.gpt.forward_flops`), divides by one peak for every step (MFU, :func:`table_peak`) and
-profiles the step's operators with :func:`brrr.profile` to find the regime that takes most of
-the time. A step that cannot run here is a record with a ``skipped`` reason.
-:func:`steps_table` shows the records on the page.
+(:func:`brrr.gpt.forward_flops`, of the unpadded model: padding adds work, not model FLOPs),
+divides by one peak for every step (MFU, :func:`table_peak`) and profiles the step's operators
+with :func:`brrr.profile` to find the regime that takes most of the time. A step that cannot run
+here is a record with a ``skipped`` reason. :func:`steps_table` shows the records on the page.
 """
 from __future__ import annotations
 
@@ -25,13 +24,16 @@ from typing import Optional
 from .. import config
 from ..mfu import mfu, mfu_peak, table_peak  # noqa: F401 (public here too)
 from ..results import Result, provenance
+from .capstone_ridge import LINEAR_SHAPES, ridge_batch, ridge_tokens  # noqa: F401 (step 8, public here too)
 
 
 @dataclass(frozen=True)
 class Step:
     """One step of the chapter: the one setting it changes, as ``change``, pairs of (setting,
-    value) of :data:`START`: 'batch' ('small' or 'large', keys of :func:`brrr.gpt.sizes`),
-    'autocast' (bool), 'compile' (None, 'default' or 'reduce-overhead') and 'sdpa' (bool)."""
+    value) of :data:`START`: 'batch' ('small', 'large': keys of :func:`brrr.gpt.sizes`; 'ridge':
+    :func:`ridge_tokens`), 'tf32' (bool), 'autocast' (bool), 'weights' ('float32' or 'low': the
+    autocast dtype), 'sdpa' (bool), 'vocab' ('exact' or 'padded'), 'compile' (None or 'default')
+    and 'graphs' (bool)."""
     key: str
     label: str
     change: tuple = ()
@@ -40,10 +42,14 @@ class Step:
 STEPS = (
     Step("eager", "eager FP32"),
     Step("batch", "large batch", (("batch", "large"),)),
+    Step("tf32", "TF32 matmuls", (("tf32", True),)),
     Step("autocast", "low-precision autocast", (("autocast", True),)),
-    Step("compile", "torch.compile", (("compile", "default"),)),
-    Step("graphs", "CUDA graphs", (("compile", "reduce-overhead"),)),
+    Step("cast", "weights cast once", (("autocast", False), ("weights", "low"))),
     Step("sdpa", "SDPA attention", (("sdpa", True),)),
+    Step("vocab", "vocabulary padded to 64", (("vocab", "padded"),)),
+    Step("ridge", "batch at the ridge", (("batch", "ridge"),)),
+    Step("compile", "torch.compile", (("compile", "default"),)),
+    Step("graphs", "CUDA graphs", (("graphs", True),)),
 )
 STEP_KEYS = tuple(s.key for s in STEPS)
 
@@ -86,7 +92,8 @@ def _regimes(table) -> dict:
     return {str(k): float(v) for k, v in shares.items()}
 
 
-START = {"batch": "small", "autocast": False, "compile": None, "sdpa": False}
+START = {"batch": "small", "tf32": False, "autocast": False, "weights": "float32", "sdpa": False,
+         "vocab": "exact", "compile": None, "graphs": False}
 
 
 def advance(current: dict, step: Step) -> dict:
@@ -95,16 +102,48 @@ def advance(current: dict, step: Step) -> dict:
     return {**current, **dict(step.change)}
 
 
-def cannot_run(step: Step, backend: str) -> Optional[str]:
-    """Why ``step`` cannot run on ``backend``, or None."""
+def _step_roof(dev, run: dict, low: str):
+    """The roofline of a configuration's matmuls: its compute dtype, on tensor cores where the
+    configuration uses them (a 16-bit type on a GPU, or TF32)."""
+    from ..roofline import Roofline
+    dtype = low if run["autocast"] or run["weights"] == "low" else "float32"
+    tensor = dev.on_gpu and (dtype != "float32" or run["tf32"]) and dev.has_tensor_cores(dtype)
+    return Roofline.from_device(dev, dtype=dtype, tensor_cores=tensor), dtype
+
+
+def cannot_run(step: Step, backend: str, dev=None, cfg=None) -> Optional[str]:
+    """Why ``step`` cannot run on ``backend`` (``dev``: the live device, for TF32; ``cfg``: the model,
+    for the vocabulary), or None. The ridge step decides in :func:`run_steps` (:func:`ridge_batch`)."""
     if step.key == "graphs" and backend != "cuda":
         return "CUDA graphs record and replay GPU kernel launches; there is no CUDA GPU here"
+    if step.key == "tf32" and (backend != "cuda" or dev is None or not dev.has_tensor_cores("float32")):
+        return ("TF32 is a mode of NVIDIA tensor cores (Ampere and later); this device has none, so float32 "
+                "matmuls stay float32")
+    if step.key == "vocab" and cfg is not None:
+        from ..gpt import padded
+        if padded(cfg).vocab == cfg.vocab:
+            return f"the vocabulary, {cfg.vocab:,} tokens, is already a multiple of 64"
     return None
 
 
+def _graphed(fn, idx):
+    """``fn(idx)`` captured once as a CUDA graph; returns a call that replays it."""
+    import torch
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side), torch.no_grad():
+        for _ in range(3):                                  # warm up outside the capture
+            fn(idx)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        fn(idx)
+    return graph.replay
+
+
 def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float] = None,
-             profile_budget: Optional[float] = None, profiles: Optional[dict] = None,
-             gpu: Optional[bool] = None) -> Result:
+              profile_budget: Optional[float] = None, profiles: Optional[dict] = None,
+              gpu: Optional[bool] = None) -> Result:
     """Run the chapter's steps on the live device and return a Result, one record per step.
 
     Each step makes its one change to the configuration kept so far, and is measured. The change
@@ -113,28 +152,33 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
 
     ``quick``: quick-mode sizes (default: :func:`brrr.config.quick_mode`). ``steps``: which of
     :data:`STEPS` to run. ``budget``: seconds of timing per step (default 0.5, 0.2 in quick
-    mode; a step whose call is slower gets up to three calls' worth, at most 5 × ``budget``). ``profile_budget``: seconds of replay per distinct operator in each profile
-    (default 0.05). ``profiles``: a dict to fill with each step's :func:`brrr.profile` table,
-    keyed by step (steps that differ only by compiling share the eager operators' table: the
-    compiler starts from those operators). ``gpu``: model sizes for a GPU or a CPU (default:
-    the live device's; :func:`brrr.gpt.sizes`).
+    mode; a step whose call is slower gets up to three calls' worth, at most 5 × ``budget``).
+    ``profile_budget``: seconds of replay per distinct operator in each profile (default 0.05).
+    ``profiles``: a dict to fill with each step's :func:`brrr.profile` table, keyed by step (steps
+    that change only compiling share the eager operators' table: the compiler starts from those
+    operators). ``gpu``: model sizes for a GPU or a CPU (default: the live device's;
+    :func:`brrr.gpt.sizes`).
 
-    Records: step, label, batch, seq, tokens, dtype, attention ('manual' or 'sdpa'), compile
-    (None, 'default', 'reduce-overhead'), seconds (median wall-clock seconds per forward
-    pass), min_seconds, iqr_seconds, floor_seconds, calls_per_sample, flops (per forward pass,
-    :func:`brrr.gpt.forward_flops`), tokens_per_second, seconds_per_token, flops_per_second
-    (achieved), peak_flops (the run's one peak, :func:`table_peak`, also in ``meta['mfu_peak']``),
-    mfu (flops_per_second / peak_flops; None for a dtype that peak does not bound),
-    counted_flops (all operators of the profile, :mod:`brrr.profiler.counting`), regime (the
-    one that takes most of the profile's time), regime_shares ({regime: share of time}),
-    compile_seconds (first call of a compiled step), backend, builds_on (the step whose
-    configuration this one changed, None for the first), kept (whether its change stays),
-    skipped (None, or why the step did not run; a skipped record has no times and is not kept). Where a profile runs out of memory the step
-    keeps its times, its regime is None and ``profile_skipped`` says why.
+    Records: step, label, batch, seq, tokens, dtype (of the matmuls), tf32, autocast, weights (their dtype),
+    vocab (the head's width), attention ('manual' or 'sdpa'), compile (None or 'default'), graphs,
+    seconds (median wall-clock seconds per forward pass), min_seconds, iqr_seconds, floor_seconds,
+    calls_per_sample, flops (per forward pass of the unpadded model, :func:`brrr.gpt.forward_flops`),
+    tokens_per_second, seconds_per_token, flops_per_second (achieved), peak_flops (the run's one
+    peak, :func:`table_peak`, also in ``meta['mfu_peak']``), mfu (flops_per_second / peak_flops;
+    None for a dtype that peak does not bound), counted_flops (all operators of the profile,
+    :mod:`brrr.profiler.counting`), regime (the one that takes most of the profile's time),
+    regime_shares ({regime: share of time}), compile_seconds (first call of a compiled step),
+    backend, builds_on (the step whose configuration this one changed, None for the first), kept
+    (whether its change stays), skipped (None, or why the step did not run; a skipped record has
+    no times and is not kept). Where a profile runs out of memory the step keeps its times, its
+    regime is None and ``profile_skipped`` says why.
     """
+    import contextlib
+    import copy
     import torch
+    from .. import arrays, tf32
     from ..device import device as live
-    from ..gpt import GPT, forward_flops, sizes as gpt_sizes, tokens
+    from ..gpt import GPT, forward_flops, padded, sizes as gpt_sizes, tokens
     from ..profiler import profile
     from .common import free_memory, is_out_of_memory
     from .diagnosis import _native_bf16
@@ -147,69 +191,102 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
     budget = budget or (0.2 if quick else 0.5)
     profile_budget = profile_budget or 0.05
     low = autocast_dtype(backend)
-    model = GPT(cfg).eval().to(where)
+    base = GPT(cfg).eval().to(where)
+    models = {("float32", "exact"): base}
+
+    def model_for(run):
+        key = (low if run["weights"] == "low" else "float32", run["vocab"])
+        if key not in models:
+            shape = padded(cfg) if run["vocab"] == "padded" else cfg
+            models[key] = (copy.deepcopy(base) if shape == cfg else GPT(shape).eval()).to(
+                where, dtype=arrays.torch_dtype(key[0]))
+        return models[key]
+
     result = Result("capstone_steps", meta=provenance(
         f"brrr.experiments.capstone.run_steps(quick={quick})", model=s["name"], n_params=cfg.n_params(),
         config={k: getattr(cfg, k) for k in ("n_layer", "n_head", "d_model", "vocab", "context")},
         small=list(s["small"]), large=list(s["large"]), autocast_dtype=low, grad="torch.no_grad()",
         native_bf16=_native_bf16() if backend == "cpu" else None, quick=quick,
-        mfu_peak=table_peak(dev, low)))
-    tables: dict = {}       # (batch, seq, dtype, sdpa) -> profile table, or why there is none
+        mfu_peak=table_peak(dev, low), padded_vocab=padded(cfg).vocab))
+    tables: dict = {}       # the configuration's eager operators -> profile table, or why there is none
+    compiled: dict = {}     # the same key -> the compiled pass and its compile time
     current, kept = START, None     # the configuration kept so far, and its record
+    batches = {"small": s["small"][0], "large": s["large"][0]}
     for step in steps:
-        reason, run = cannot_run(step, backend), advance(current, step)
-        batch, seq = s[run["batch"]]
+        reason, run = cannot_run(step, backend, dev, cfg), advance(current, step)
+        seq = s["small"][1] if run["batch"] == "small" else s["large"][1]
+        roof, dtype = _step_roof(dev, run, low)
+        if step.key == "ridge" and not reason:
+            ridge, reason = ridge_batch(cfg, seq, roof, arrays.itemsize(dtype), batches[current["batch"]] * seq)
+            batches["ridge"] = ridge
+        batch = batches.get(run["batch"]) or batches[current["batch"]]
+        model = model_for(run)
         record = {"step": step.key, "label": step.label, "batch": batch, "seq": seq, "tokens": batch * seq,
                   "backend": backend, "builds_on": kept["step"] if kept else None, "kept": False,
                   "skipped": reason}
         if reason:
             result.records.append(record)
             continue
-        dtype = low if run["autocast"] else "float32"
-        record.update(dtype=dtype, attention="sdpa" if run["sdpa"] else "manual", compile=run["compile"])
+        record.update(dtype=dtype, tf32=run["tf32"] and dtype == "float32", autocast=run["autocast"], weights=str(model.wte.weight.dtype)[6:],
+                      vocab=model.cfg.vocab, attention="sdpa" if run["sdpa"] else "manual",
+                      compile=run["compile"], graphs=run["graphs"])
         model.use_sdpa(run["sdpa"])
         idx = tokens(cfg, batch, seq, device=where)
         net = autocast(model, dtype, backend) if run["autocast"] else model
-        fn, compile_seconds = net, None
-        if run["compile"]:
-            try:
-                torch._dynamo.reset()
-                fn = torch.compile(net, mode=run["compile"])
-                start = time.perf_counter()
-                with torch.no_grad():
-                    fn(idx)                                     # compiles now, outside the timing
-                dev.synchronize()
-                compile_seconds = time.perf_counter() - start
-            except Exception as exc:  # noqa: BLE001 - no compiler toolchain, unsupported platform
-                record["skipped"] = f"torch.compile failed here ({_error(exc)})"
-                result.records.append(record)
-                continue
-        mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
-        graphs = run["compile"] == "reduce-overhead" and backend == "cuda" and mark is not None
+        eager_key = (batch, seq, dtype, record["tf32"], record["weights"], record["vocab"], run["sdpa"],
+                     run["autocast"])
+        matmul_mode = tf32.setting(torch, "matmul", run["tf32"]) if backend == "cuda" else contextlib.nullcontext()
+        with matmul_mode:
+            fn, compile_seconds = net, None
+            if run["compile"]:
+                if eager_key not in compiled:
+                    try:
+                        torch._dynamo.reset()
+                        fast = torch.compile(net, mode=run["compile"])
+                        start = time.perf_counter()
+                        with torch.no_grad():
+                            fast(idx)                           # compiles now, outside the timing
+                        dev.synchronize()
+                        compiled[eager_key] = (fast, time.perf_counter() - start)
+                    except Exception as exc:  # noqa: BLE001 - no compiler toolchain, unsupported platform
+                        compiled[eager_key] = (None, f"torch.compile failed here ({_error(exc)})")
+                fn, compile_seconds = compiled[eager_key]
+                if fn is None:
+                    record["skipped"] = compile_seconds
+                    result.records.append(record)
+                    continue
+            if run["graphs"]:
+                try:
+                    replay = _graphed(fn, idx)
+                except RuntimeError as exc:                     # a pass that cannot be captured here
+                    record["skipped"] = f"the pass could not be captured as a CUDA graph ({_error(exc)})"
+                    result.records.append(record)
+                    continue
+                compile_seconds = None                          # any compiling was the step before's
 
-        def call(fn=fn, idx=idx, graphs=graphs):
-            with torch.no_grad():
-                if graphs:
-                    mark()                                      # a new step: replay, don't re-record
-                fn(idx)
-        start = time.perf_counter()
-        call()
-        dev.synchronize()
-        one = time.perf_counter() - start                       # a slow step still gets about 3 samples
-        timing = wall_time_per_call(call, backend, budget=max(budget, min(3 * one, 5 * budget)))
+                def call(replay=replay):
+                    replay()
+            else:
+                def call(fn=fn, idx=idx):
+                    with torch.no_grad():
+                        fn(idx)
+            start = time.perf_counter()
+            call()
+            dev.synchronize()
+            one = time.perf_counter() - start                   # a slow step still gets about 3 samples
+            timing = wall_time_per_call(call, backend, budget=max(budget, min(3 * one, 5 * budget)))
+            if eager_key not in tables:
+                try:
+                    tables[eager_key] = profile(net, idx, budget=profile_budget)
+                except Exception as exc:  # noqa: BLE001 - the recorded tensors of a large model fill the GPU
+                    if not is_out_of_memory(exc):
+                        raise
+                    free_memory()
+                    tables[eager_key] = f"the profile ran out of memory ({_error(exc)})"
         flops = forward_flops(cfg, batch, seq)["total"]
-        key = (batch, seq, dtype, run["sdpa"])
-        if key not in tables:
-            try:
-                tables[key] = profile(net, idx, budget=profile_budget)
-            except Exception as exc:  # noqa: BLE001 - the recorded tensors of a large model fill the GPU
-                if not is_out_of_memory(exc):
-                    raise
-                free_memory()
-                tables[key] = f"the profile ran out of memory ({_error(exc)})"
-        table = tables[key] if not isinstance(tables[key], str) else None
+        table = tables[eager_key] if not isinstance(tables[eager_key], str) else None
         if table is None:
-            record["profile_skipped"] = tables[key]
+            record["profile_skipped"] = tables[eager_key]
         if profiles is not None and table is not None:
             profiles[step.key] = table
         shares = _regimes(table) if table is not None else {}
@@ -226,8 +303,9 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
         result.records.append(record)
         if record["kept"]:
             current, kept = run, record
-        del fn
-    model.use_sdpa(False)
+    base.use_sdpa(False)
+    models.clear()
+    compiled.clear()
     if dev.on_gpu:
         torch.cuda.empty_cache()
     return result
@@ -256,8 +334,8 @@ def overall(result) -> dict:
 TIE = 0.05     # two regimes' shares of a profile's time within 5 points: neither dominates
 
 
-COMPILED_ONLY = tuple(s.key for s in STEPS if s.change and set(dict(s.change)) == {"compile"})
-"""Steps that change only compiling: their profile is the eager operators' of the step before
+COMPILED_ONLY = tuple(s.key for s in STEPS if s.change and set(dict(s.change)) <= {"compile", "graphs"})
+"""Steps that change only compiling (or capture the compiled pass): their profile is the eager operators' of the step before
 (:func:`brrr.profile` replays eager operators), so it cannot show what compiling changed."""
 
 
@@ -298,7 +376,7 @@ def steps_table(result, references=()):
         own = profiled(r)
         rows.append({"step": r["label"],
                      "change": "skipped" if skipped else "kept" if r.get("kept", True) else "undone",
-                     "dtype": r.get("dtype") or "–",
+                     "dtype": (r.get("dtype") or "–") + (" (TF32)" if r.get("tf32") else ""),
                      "tokens per call": r["tokens"],
                      "time per forward": None if skipped else r["seconds"],
                      "time per token": None if skipped else r["seconds_per_token"],

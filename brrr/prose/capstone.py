@@ -116,6 +116,9 @@ def _why(r, outcome: str, result) -> str:
     if step == "graphs" and outcome != "faster":
         return (" Replaying the pass as one graph removes the host's cost of launching each kernel, so those "
                 "launches were not what set this pass's time.")
+    if step == "vocab" and r.get("vocab"):
+        return (f" The head is {w.integer(r['vocab'])} wide instead of {w.integer(result.meta['config']['vocab'])}; "
+                "the FLOPs and MFU count the unpadded model's work.")
     if step == "sdpa":
         text = (f" Attention is {w.percent(attention_share(result))} of this model's FLOPs at this sequence length "
                 "(the MFU counts the whole square of scores, the masked half too).")
@@ -164,7 +167,14 @@ def _next_hint(r, result, base=None) -> str:
 def step(result, key: str, references=()) -> Prose:
     """What step ``key`` measured, against the step before it, and what its profile shows; then the same
     step on each reference run (the summary says when none ships)."""
-    r = _records(result)[key]
+    r = _records(result).get(key)
+    if r is None:
+        from ..experiments.capstone import STEP_KEYS
+        if key not in STEP_KEYS:
+            raise KeyError(f"no step {key!r}; the chapter's steps are {list(STEP_KEYS)}")
+        return with_references(Prose("The run shown here has no record of this step: it was recorded before the "
+                                     "step was added to the chapter.", {"outcome": "not recorded", "step": key}),
+                               references, None, lambda run: _reference_step(run, key))
     if r.get("skipped"):
         text = f"**{r['label']}** did not run here: {r['skipped']}."
         nxt = _next(result, key)
@@ -198,7 +208,10 @@ def step(result, key: str, references=()) -> Prose:
 
 def _reference_step(run, key: str) -> Prose:
     r = _records(run).get(key)
-    if r is None or r.get("skipped"):
+    if r is None:
+        return Prose(f"{w.reference_intro(run)}, this step was not part of the chapter yet.",
+                     {f"reference {w.device_of(run)}": "not recorded"})
+    if r.get("skipped"):
         return Prose(f"{w.reference_intro(run)}, this step did not run.", {f"reference {w.device_of(run)}": "skipped"})
     outcome, ratio = change(r, _previous(run, key))
     t = f"{w.reference_intro(run)}: {_measured(r, run)}"

@@ -286,3 +286,37 @@ def decode_floor(cfg, dev) -> Prose:
             f"a batch of 16 gets 16 tokens for the same read, up to {w.integer(16 / t)} per second. "
             f"On the reference {ref.name} ({w.rate(ref.peak_bandwidth, 'B/s')}), in bfloat16: {w.seconds(t_ref)}.")
     return Prose(text, {"problem": "decode floor", "seconds": float(t), "nbytes": nbytes, "itemsize": itemsize})
+
+
+# --- Problem 5: the least time of a training step ---------------------------------------------------------------
+
+_TRAIN = ("the bound counts only the matmuls at the peak, while a step also runs the loss, LayerNorm, the "
+          "optimizer's update and elementwise work, each at its own roof, and its matmuls fall short of the peak; "
+          "the table below splits the step's time by what its kernels do")
+REASONS["train floor"] = (_TRAIN, "a step cannot beat its own FLOPs at the peak: the count or the peak is "
+                           "wrong, or the clock stopped before the device finished")
+
+
+def train_floor(cfg, batch: int, seq: int, dev) -> Prose:
+    """The least time of one training step of ``cfg`` on ``batch`` x ``seq`` tokens: its FLOPs
+    (:func:`brrr.gpt.train_flops`, 6·N per token plus attention) at the one peak the chapter's MFU is
+    against (:func:`brrr.mfu.table_peak`), and the tokens per second that allows; on the reference GPU too."""
+    from ..experiments.capstone_decode import weights_dtype      # the 16-bit type by the spec, so replays work
+    from ..gpt import GPT2_SMALL, train_flops
+    from ..mfu import table_peak
+    from ..specs import GPU_SPECS
+    f = train_flops(cfg, batch, seq)
+    weights = (f["linear"] + f["head"]) // (6 * batch * seq)     # the weights the matmuls use
+    peak = table_peak(dev, weights_dtype(dev))
+    t = f["total"] / peak["flops"]
+    ref = GPU_SPECS[REFERENCE]
+    small = train_flops(GPT2_SMALL, 8, 1024)["total"]
+    text = (f"A step does the forward pass once and the backward pass, two matmuls for each of the forward's, so "
+            f"three times the forward's FLOPs: 6 per token for each of the {w.integer(weights)} weights "
+            f"the matmuls use, plus attention's, **{w.integer(f['total'])} FLOPs** for {w.integer(batch * seq)} "
+            f"tokens. At {peak['name']}, {w.rate(peak['flops'])}, that takes at least **{w.seconds(t)}**, at most "
+            f"{w.integer(batch * seq / t)} tokens per second. "
+            f"GPT-2 small on 8 × 1,024 tokens on the reference {ref.name}'s bfloat16 tensor cores "
+            f"({w.rate(ref.bf16_tensor)}): {w.seconds(small / ref.bf16_tensor)} per step.")
+    return Prose(text, {"problem": "train floor", "reasons": REASONS["train floor"], "seconds": t, "flops": f["total"], "tokens": batch * seq,
+                        "peak": peak["flops"]})
