@@ -101,7 +101,7 @@ class GpuClock:
         """
         torch = _optional("torch")
         if torch is not None and torch.cuda.is_available():
-            return _capture_torch(torch, _optional("cupy"), fn, args, calls)
+            return capture_torch(torch, _optional("cupy"), fn, args, calls)
         return _capture_cupy(self._cp, fn, args, calls)
 
 
@@ -117,7 +117,9 @@ def _optional(name: str):
         return None
 
 
-def _capture_torch(torch, cupy, fn, args, calls: int):
+def capture_torch(torch, cupy, fn, args, calls: int):
+    """``calls`` calls of ``fn(*args)`` captured as one ``torch.cuda`` graph after one warm-up call
+    on the capture stream (``cupy``: None, or CuPy, pointed at that stream); returns a launcher."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
 

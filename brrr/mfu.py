@@ -51,3 +51,10 @@ def mfu(result, record) -> Optional[float]:
     if rate is None:                                    # hand-made records: their own mfu is on this peak
         return record.get("mfu")
     return rate / peak["flops"]
+
+
+def mfu_column(result) -> str:
+    """The header of a table's MFU column, naming the run's one peak (:func:`mfu_peak`)."""
+    from .units import format_rate
+    peak = mfu_peak(result)
+    return f"MFU (of {peak['name']}, {format_rate(peak['flops'])})" if peak["flops"] else "MFU"

@@ -361,7 +361,7 @@ def test_the_live_run_reads_right():
         if r["skipped"]:
             assert p.facts["outcome"] == "skipped" and r["skipped"] in str(p)
             continue
-        assert words.seconds(r["seconds_per_token"]) in str(p) and prose._mfu_words(run, r) in str(p)
+        assert words.seconds(r["seconds_per_token"]) in str(p) and prose.mfu_words(run, r) in str(p)
         # one peak for the table; on this CPU it is a measured matmul rate, not a hardware bound (a
         # process's first measurement can be a quick one on a busy machine), so above it the page says why
         assert r["mfu"] is None or r["mfu"] <= words.ABOVE_ROOF or "The MFU is above 100%" in str(p)

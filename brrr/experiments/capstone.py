@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import config
-from ..mfu import mfu, mfu_peak, table_peak  # noqa: F401 (public here too)
+from ..mfu import mfu, mfu_column, mfu_peak, table_peak  # noqa: F401 (public here too)
 from ..results import Result, provenance
 from .capstone_ridge import LINEAR_SHAPES, ridge_batch, ridge_tokens  # noqa: F401 (step 8, public here too)
 
@@ -102,13 +102,12 @@ def advance(current: dict, step: Step) -> dict:
     return {**current, **dict(step.change)}
 
 
-def _step_roof(dev, run: dict, low: str):
-    """The roofline of a configuration's matmuls: its compute dtype, on tensor cores where the
+def _matmul_roof(dev, run: dict, dtype: str):
+    """The roofline of a configuration's matmuls in ``dtype``, on tensor cores where the
     configuration uses them (a 16-bit type on a GPU, or TF32)."""
     from ..roofline import Roofline
-    dtype = low if run["autocast"] or run["weights"] == "low" else "float32"
     tensor = dev.on_gpu and (dtype != "float32" or run["tf32"]) and dev.has_tensor_cores(dtype)
-    return Roofline.from_device(dev, dtype=dtype, tensor_cores=tensor), dtype
+    return Roofline.from_device(dev, dtype=dtype, tensor_cores=tensor)
 
 
 def cannot_run(step: Step, backend: str, dev=None, cfg=None) -> Optional[str]:
@@ -124,21 +123,6 @@ def cannot_run(step: Step, backend: str, dev=None, cfg=None) -> Optional[str]:
         if padded(cfg).vocab == cfg.vocab:
             return f"the vocabulary, {cfg.vocab:,} tokens, is already a multiple of 64"
     return None
-
-
-def _graphed(fn, idx):
-    """``fn(idx)`` captured once as a CUDA graph; returns a call that replays it."""
-    import torch
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side), torch.no_grad():
-        for _ in range(3):                                  # warm up outside the capture
-            fn(idx)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.no_grad(), torch.cuda.graph(graph):
-        fn(idx)
-    return graph.replay
 
 
 def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float] = None,
@@ -177,6 +161,7 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
     import copy
     import torch
     from .. import arrays, tf32
+    from ..clocks import capture_torch
     from ..device import device as live
     from ..gpt import GPT, forward_flops, padded, sizes as gpt_sizes, tokens
     from ..profiler import profile
@@ -215,9 +200,10 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
     for step in steps:
         reason, run = cannot_run(step, backend, dev, cfg), advance(current, step)
         seq = s["small"][1] if run["batch"] == "small" else s["large"][1]
-        roof, dtype = _step_roof(dev, run, low)
+        dtype = low if run["autocast"] or run["weights"] == "low" else "float32"     # of the matmuls
         if step.key == "ridge" and not reason:
-            ridge, reason = ridge_batch(cfg, seq, roof, arrays.itemsize(dtype), batches[current["batch"]] * seq)
+            ridge, reason = ridge_batch(cfg, seq, _matmul_roof(dev, run, dtype), arrays.itemsize(dtype),
+                                        batches[current["batch"]] * seq)
             batches["ridge"] = ridge
         batch = batches.get(run["batch"]) or batches[current["batch"]]
         model = model_for(run)
@@ -256,8 +242,11 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
                     result.records.append(record)
                     continue
             if run["graphs"]:
+                def forward(fn=fn, idx=idx):
+                    with torch.no_grad():
+                        fn(idx)
                 try:
-                    replay = _graphed(fn, idx)
+                    replay = capture_torch(torch, None, forward, (), 1)
                 except RuntimeError as exc:                     # a pass that cannot be captured here
                     record["skipped"] = f"the pass could not be captured as a CUDA graph ({_error(exc)})"
                     result.records.append(record)
@@ -368,8 +357,7 @@ def steps_table(result, references=()):
     import pandas as pd
     from ..book import table as styled
     from ..units import format_rate
-    peak = mfu_peak(result)
-    mfu_header = f"MFU (of {peak['name']}, {format_rate(peak['flops'])})" if peak["flops"] else "MFU"
+    mfu_header = mfu_column(result)
     rows = []
     for r in result.records:
         skipped = r.get("skipped")

@@ -124,11 +124,6 @@ def with_loss(model, low: Optional[str], device_type: str):
     return WithLoss()
 
 
-def _error(exc: Exception) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}"
-
-
 def train_steps(quick: Optional[bool] = None, configs=CONFIGS, budget: Optional[float] = None,
                 profile_budget: Optional[float] = None, gpu: Optional[bool] = None) -> Result:
     """Time a training step in each of ``configs`` on the live device; returns a Result.
@@ -149,7 +144,7 @@ def train_steps(quick: Optional[bool] = None, configs=CONFIGS, budget: Optional[
     from ..device import device as live
     from ..gpt import GPT, padded, sizes, tokens, train_flops
     from ..profiler import profile
-    from .capstone import _regimes, autocast_dtype
+    from .capstone import _error, _regimes, autocast_dtype
     from .common import free_memory, is_out_of_memory
     from .wallclock import wall_time_per_call
     quick = config.quick_mode() if quick is None else quick
@@ -184,16 +179,15 @@ def train_steps(quick: Optional[bool] = None, configs=CONFIGS, budget: Optional[
         except (RuntimeError, TypeError, ValueError) as exc:     # no fused kernel for this device here
             record["skipped"] = f"AdamW cannot run this way here ({_error(exc)})"
             continue
-        fn = [net]                                          # the module a step calls (compiled below)
-
-        def step(fn=fn, opt=opt):
-            fn[0](idx, targets).backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
         try:
             if c.compiled:
                 torch._dynamo.reset()
-                fn[0] = torch.compile(net)
+            fn = torch.compile(net) if c.compiled else net
+
+            def step(fn=fn, opt=opt):
+                fn(idx, targets).backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
             start = time.perf_counter()
             step()                                          # compiles here, outside the timing
             dev.synchronize()
@@ -224,7 +218,7 @@ def train_steps(quick: Optional[bool] = None, configs=CONFIGS, budget: Optional[
                     raise
                 free_memory()
                 record["profile_skipped"] = f"the profile ran out of memory ({_error(exc)})"
-        del opt, fn
+        del opt, step
     model.use_sdpa(False)
     if dev.on_gpu:
         torch.cuda.empty_cache()
@@ -251,12 +245,11 @@ def train_table(result):
     training records)."""
     import pandas as pd
     from ..book import table as styled
-    from ..mfu import mfu, mfu_peak
+    from ..mfu import mfu, mfu_column
     from ..units import format_rate
     if result is None:
         return None
-    peak = mfu_peak(result)
-    header = f"MFU (of {peak['name']}, {format_rate(peak['flops'])})" if peak["flops"] else "MFU"
+    header = mfu_column(result)
     rows = []
     for r in result.records:
         skipped = r.get("skipped")

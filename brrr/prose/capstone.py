@@ -60,7 +60,7 @@ def attention_share(result) -> float:
     return f["attention"] / f["total"]
 
 
-def _mfu_words(run, r) -> str:
+def mfu_words(run, r) -> str:
     """``r``'s MFU against the run's one peak, named; or why it has none."""
     from ..experiments.capstone import mfu, mfu_peak
     m, peak = mfu(run, r), mfu_peak(run)
@@ -71,7 +71,7 @@ def _mfu_words(run, r) -> str:
 
 def _measured(r, run) -> str:
     return (f"{w.seconds(r['seconds'])} per forward pass of {w.integer(r['tokens'])} token"
-            f"{'s' if r['tokens'] != 1 else ''}, {w.seconds(r['seconds_per_token'])} per token, {_mfu_words(run, r)}")
+            f"{'s' if r['tokens'] != 1 else ''}, {w.seconds(r['seconds_per_token'])} per token, {mfu_words(run, r)}")
 
 
 def _comparison(outcome: str, ratio: float, before) -> str:
@@ -260,7 +260,7 @@ def summary(result) -> Prose:
     if o["last"] == o["first"]:
         text = (f"No change made the model faster per token on this run, so every one was undone: "
                 f"{first['label']} stays the fastest configuration, at {w.seconds(first['seconds_per_token'])} "
-                f"per token and {_mfu_words(result, first)}.")
+                f"per token and {mfu_words(result, first)}.")
         outcome = "none kept"
     else:
         text = (f"From {first['label']} ({w.integer(first['tokens'])} tokens per call) to the configuration kept "

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from . import Prose, with_references
 from . import words as w
+from .capstone import mfu_words
 
 OUTSIDE = ("optimizer", "norm", "loss", "attention", "other")   # cost classes outside the weight matmuls
 NAMES = {"optimizer": "the optimizer's update", "norm": "LayerNorm", "loss": "the loss (softmax over the vocabulary)",
          "attention": "attention", "other": "elementwise work, casts and copies", "matmul": "the matmuls"}
-
-
-def _mfu(run, r) -> str:
-    from ..mfu import mfu, mfu_peak
-    m, peak = mfu(run, r), mfu_peak(run)
-    if m is None:
-        return f"no MFU ({peak['name']} does not bound {r['dtype']})"
-    return f"{w.percent(m)} MFU (of {peak['name']}, {w.rate(peak['flops'])})"
 
 
 def _costs(r) -> str:
@@ -59,7 +52,7 @@ def training(result, references=()) -> Prose:
     best = min(runs, key=lambda r: r["seconds"])
     first = runs[0]
     text = (f"**{best['label']}**: {w.seconds(best['seconds'])} per step of {w.integer(best['tokens'])} tokens, "
-            f"{w.integer(best['tokens_per_second'])} tokens/s, {w.rate(best['flops_per_second'])}, {_mfu(result, best)}.")
+            f"{w.integer(best['tokens_per_second'])} tokens/s, {w.rate(best['flops_per_second'])}, {mfu_words(result, best)}.")
     if best is not first:
         text += f" That is {w.times(first['seconds'] / best['seconds'])} faster than {first['label']}."
     if best.get("compile_seconds"):
@@ -83,7 +76,7 @@ def _reference(run) -> Prose:
         return Prose(f"{w.reference_intro(run)}, no training configuration ran.", {})
     best = min(runs, key=lambda r: r["seconds"])
     return Prose(f"{w.reference_intro(run)}, {best['label']} took {w.seconds(best['seconds'])} per step, "
-                 f"{w.integer(best['tokens_per_second'])} tokens/s, {_mfu(run, best)}.",
+                 f"{w.integer(best['tokens_per_second'])} tokens/s, {mfu_words(run, best)}.",
                  {f"reference {w.device_of(run)}": best["config"]})
 
 
