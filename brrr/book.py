@@ -68,7 +68,7 @@ CHAPTER_EXPERIMENTS = {
     6: ("measure_convs", "network_predictions"),
     7: ("profile_block", "profile_bert", "profile_train", "profile_resnet18", "profile_eval",
         "compile_block", "profile_batches", "profile_precision"),
-    8: ("capstone_steps", "capstone_profile_batch"),
+    8: ("capstone_steps", "capstone_profile_batch", "capstone_train"),
 }
 
 

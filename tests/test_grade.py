@@ -144,8 +144,11 @@ def test_answers_cross_as_data_only():
     assert back["a"] == 2.5 and type(back["a"]) is float and back["b"] == {1: (2, 3)}
     assert isinstance(back["t"], brrr.Timing) and back["t"].median == t.median
     assert back["cheat"] != 42 and not (back["cheat"] == 42)
-    with pytest.raises(TypeError, match="could not be graded"):
+    with pytest.raises(TypeError, match="could not be graded: it is an AlwaysEqual"):
         float(back["cheat"])
+    blank = answers.restore(answers.snapshot({"x": ...}))["x"]
+    with pytest.raises(TypeError, match=r"could not be graded: it is still \.\.\., the blank's placeholder"):
+        float(blank)
     assert "f" not in back and "_private" not in back and math.isnan(back["nan"])
     assert back["arr"].tolist() == [0, 1, 2, 3]
     # a forged record is rebuilt from fields or refused, never executed

@@ -48,11 +48,23 @@ def test_the_watch_fires_once_with_a_reason(tmp_path):
     (tmp_path / "big.bin").write_bytes(os.urandom(2 << 20))
     watch.join(timeout=10 * limits.WATCH_SECONDS)
     assert not watch.is_alive() and len(fired) == 1
-    assert watch.reason.startswith("it wrote more than 1")
+    assert watch.reason.startswith("it filled its folder (1 MiB")
+    assert watch.poll() == watch.reason and len(fired) == 1        # a later check never fires again
     (tmp_path / "big.bin").unlink()
     for i in range(60):
         (tmp_path / f"f{i}").write_text("x")
     assert "more than 50 files" in watch.check()
+
+
+def test_the_runner_can_check_at_once_between_cells(tmp_path):
+    """A cell that filled the folder and returned is caught before the next snapshot (which a
+    killed kernel would keep waiting), not up to WATCH_SECONDS later."""
+    fired = []
+    watch = limits.FolderWatch(str(tmp_path), on_exceed=lambda: fired.append(1), max_bytes=1 << 20)
+    assert watch.poll() == "" and fired == []
+    (tmp_path / "big.bin").write_bytes(os.urandom(2 << 20))
+    assert watch.poll().startswith("it filled its folder") and fired == [1]
+    assert watch.poll() and fired == [1]
 
 
 def test_a_stopped_watch_never_fires(tmp_path):
@@ -95,6 +107,11 @@ except OSError:
 os.remove("too-big.bin") if os.path.exists("too-big.bin") else None
 st = os.statvfs("/tmp")
 out["tmp_bytes"] = st.f_blocks * st.f_frsize
+out["read_only"] = [p for p in ("/", "/dev", "/usr") if os.statvfs(p).f_flag & os.ST_RDONLY]
+st = os.statvfs("/dev/shm")
+out["shm_bytes"] = st.f_blocks * st.f_frsize
+import multiprocessing
+multiprocessing.Lock()          # a semaphore in /dev/shm
 children = 0
 try:
     while children < 4 * {limits.MAX_TASKS}:
@@ -126,9 +143,65 @@ def test_the_sandbox_bounds_processes_file_sizes_and_tmp():
         subprocess.run(["rm", "-rf", work])
     assert seen["big_file"] is False, "a file past MAX_FILE_BYTES was written"
     assert seen["tmp_bytes"] <= limits.TMP_BYTES
+    assert 0 < seen["shm_bytes"] <= limits.SHM_BYTES
+    assert seen["read_only"] == ["/", "/dev", "/usr"], "the sandbox's own / or /dev is writable, without a size"
     assert 0 < seen["children"] < limits.MAX_TASKS, "the process limit did not hold"
     if os.geteuid() == 0:
         assert seen["uid"] == limits.NOBODY and int(seen["caps"], 16) == 0   # wrap without an identity
+
+
+FILLER = """
+import json, os, sys
+sys.path.insert(0, {package!r})
+from brrr.grade import limits
+work = {work!r}
+os.chdir(work)
+block, held, written = b"\\0" * (1 << 20), [], {{}}
+os.makedirs("hidden/deeper")
+for kind, path in (("plain", "plain.bin"), ("unlinked", "gone.bin"), ("unreadable", "hidden/deeper/x.bin")):
+    if kind == "unreadable":
+        os.chmod("hidden/deeper", 0o300)
+        os.chmod("hidden", 0o300)
+    f = open(path, "wb")
+    held.append(f)
+    if kind == "unlinked":
+        os.unlink(path)
+    written[kind] = 0
+    try:
+        for _ in range(1024):        # 1 GiB each, 3 GiB in all
+            f.write(block)
+            f.flush()
+            written[kind] += len(block)
+    except OSError:
+        pass
+    watch = limits.FolderWatch(work, on_exceed=lambda: None)
+    written[kind + " reason"] = watch.check()
+    os.truncate(f.fileno(), 0)       # room for the next way, the file still open
+print(json.dumps({{"written": written, "quota": limits.quota(work), "usage": limits.folder_usage(work)}}))
+"""
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_the_folder_is_a_quota_the_kernel_enforces(tmp_path, monkeypatch):
+    """3 GiB written to the folder a runner gets (plainly, to a file deleted but open, in folders
+    made unreadable) stops at FOLDER_BYTES, which the watch reports; the host's folder stays empty."""
+    import brrr
+    monkeypatch.setattr(limits, "FOLDER_BYTES", 8 << 20)   # read when the command is made
+    work = tmp_path / "work"
+    work.mkdir()
+    code = FILLER.format(package=os.path.dirname(os.path.dirname(brrr.__file__)), work=str(work))
+    assert sandbox.own_folder(["x"], str(work), "none") == ["x"]
+    proc = subprocess.run(sandbox.own_folder([sys.executable, "-c", code], str(work), "bubblewrap"),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    for kind in ("plain", "unlinked", "unreadable"):
+        assert 4 << 20 < seen["written"][kind] <= 8 << 20, f"{kind}: {seen['written'][kind]:,} bytes written"
+        assert seen["written"][kind + " reason"].startswith("it filled its folder (8 MiB"), kind
+    assert seen["quota"] == 8 << 20 and seen["usage"][0] < 1 << 20
+    assert seen["usage"][1] == 5, "the deleted file held open, and the unreadable folders, are counted"
+    assert os.listdir(work) == [], "the folder's files reached the host"
 
 
 BOMB = '''import os
@@ -176,7 +249,11 @@ def test_the_instructor_guide_states_the_limits_the_code_sets():
     assert f"| {limits.MAX_TASKS} per sandbox" in table
     assert f"| {format_bytes(limits.MAX_FILE_BYTES)} (every level)" in table
     assert f"a private {format_bytes(limits.TMP_BYTES)} in memory" in table
-    assert f"{format_bytes(limits.FOLDER_BYTES)} on disk and {limits.FOLDER_FILES:,} files" in table
+    assert f"a private {format_bytes(limits.SHM_BYTES)} in memory" in table
+    held = limits.FOLDER_BYTES + limits.TMP_BYTES + limits.SHM_BYTES
+    assert f"up to {format_bytes(held)} there" in table
+    assert f"{format_bytes(limits.FOLDER_BYTES)} and {limits.FOLDER_FILES:,} files" in table
+    assert f"a private {format_bytes(limits.FOLDER_BYTES)} in memory" in table
 
 
 KEYRINGS = """
@@ -227,7 +304,7 @@ def test_a_file_deleted_while_open_still_counts(tmp_path):
         path.unlink()
         assert limits.folder_usage(str(tmp_path))[0] < 2 << 20       # a scan sees nothing
         assert limits.deleted_but_open(str(tmp_path), [os.getpid()]) >= 3 << 20
-        assert "wrote more than" in watch.check()
+        assert "filled its folder" in watch.check()
     assert watch.check() == ""                                       # closed: the space is freed
 
 

@@ -26,13 +26,20 @@ ARRAY_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "u
                           "float16", "float32", "float64"})
 
 
+def _kind(type_name: str) -> str:
+    """What an answer of type ``type_name`` is, in words: 'an AlwaysEqual', or for ``...``, the placeholder."""
+    if type_name == "ellipsis":
+        return "still ..., the blank's placeholder"
+    return ("an " if type_name[:1].lower() in "aeiou" else "a ") + type_name
+
+
 class Unsupported:
     """Stands in for an answer that is not data; any use of it fails with ``why``."""
 
     def __init__(self, type_name: str, why: str = ""):
         self.type_name = type_name
-        self.why = why or f"a {type_name} (answers must be numbers, strings, lists, dicts, "\
-                          "arrays or brrr records)"
+        self.why = why or (_kind(type_name) + " (answers must be numbers, strings, lists, dicts, "
+                           "arrays or brrr records)")
 
     def __repr__(self):
         return f"<not gradable: {self.why}>"
@@ -93,7 +100,7 @@ def encode(value, depth: int = 0):
         return {"__set__": [encode(v, depth + 1) for v in value]}
     if isinstance(value, dict):
         return {"__dict__": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
-    raise TypeError(f"a {type(value).__name__}")
+    raise TypeError(_kind(type(value).__name__))
 
 
 def _size(value) -> int:

@@ -1,8 +1,9 @@
 """Grade a batch of submissions: one throwaway folder and process tree per submission.
 
-For each submission the grader (this process) copies the notebook and the exercise's public
-tests, nothing else, into a fresh folder; runs it there (``brrr.grade.runner``: the kernel
-sandboxed, one snapshot of answers after every cell); kills whatever it left running; then
+For each submission the grader (this process) puts the notebook and the exercise's public
+tests, nothing else, in a fresh folder; runs it from there (``brrr.grade.runner``: the kernel
+sandboxed in a size-limited folder of its own, one snapshot of answers after every cell);
+kills whatever it left running; then
 scores the last snapshot in a separate process (``brrr.grade.score``) with the hidden tests,
 which only ever exist in the grader's private batch folder. Scores are clamped to the points
 the exercise offers. A submission that cannot be read, hangs or crashes gets rows with a
@@ -123,23 +124,24 @@ def _safe_name(path: str) -> str:
 
 
 def _run(batch: Batch, nb: dict, submission: str, run_dir: str) -> tuple:
-    """Execute the notebook in a fresh folder; return (status dict, snapshot path, timed out)."""
-    work, out = os.path.join(run_dir, "work"), os.path.join(run_dir, "out")
-    os.makedirs(work)
-    os.makedirs(out)
-    notebook = os.path.join(work, _safe_name(submission))
+    """Execute the notebook in a fresh folder; return (status dict, snapshot path, timed out).
+    Its files go to ``seed``, which the runner copies into ``work``: at the bubblewrap level a
+    size-limited tmpfs only the runner and its kernel see (the host's ``work`` stays empty)."""
+    seed, work, out = (os.path.join(run_dir, name) for name in ("seed", "work", "out"))
+    for folder in (seed, work, out):
+        os.makedirs(folder)
+    notebook = os.path.join(seed, _safe_name(submission))
     with open(notebook, "w", encoding="utf-8") as f:
         json.dump(nb, f)
     if batch.exercise.public_tests:
-        shutil.copytree(batch.exercise.public_tests, os.path.join(work, "tests"))
+        shutil.copytree(batch.exercise.public_tests, os.path.join(seed, "tests"))
     if os.path.isdir(batch.peaks_cache):
-        shutil.copytree(batch.peaks_cache, os.path.join(work, ".cache"))
+        shutil.copytree(batch.peaks_cache, os.path.join(seed, ".cache"))
     identity = limits.sandbox_id()      # this submission's own user under a root grader
-    sandbox.hand_over(work, identity)
     import psutil
     spare = {p.pid for p in psutil.Process().children()}
-    command = [sys.executable, "-m", "brrr.grade.runner", notebook, work, out, repr(batch.cell_timeout),
-               batch.level, str(identity)]
+    command = sandbox.own_folder([sys.executable, "-m", "brrr.grade.runner", notebook, work, out,
+                                  repr(batch.cell_timeout), batch.level, str(identity), seed], work, batch.level)
     timed_out = False
     with open(os.path.join(out, "log.txt"), "w", encoding="utf-8", errors="replace") as log:
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=out,

@@ -3,13 +3,17 @@
 - **Processes and threads:** at most ``MAX_TASKS`` (``RLIMIT_NPROC``), so a fork bomb gets
   "Resource temporarily unavailable" instead of filling the machine. Bubblewrap level only:
   Linux counts this per user, and per user namespace. The kernel exempts root, so under a root
-  grader this step also becomes the user ``nobody`` (no capabilities left) before the kernel
-  starts.
+  grader this step also becomes the sandbox's own user (:func:`sandbox_id`; no capabilities
+  left) before the kernel starts.
 - **One file:** at most ``MAX_FILE_BYTES`` (``RLIMIT_FSIZE``; every level, root included).
-- **/tmp:** a private tmpfs of ``TMP_BYTES`` (bubblewrap level).
-- **Its folder:** ``FOLDER_BYTES`` on disk and ``FOLDER_FILES`` entries in all, checked twice a
-  second by the runner (:class:`FolderWatch`). Past either, the kernel is killed and the answers
-  given before count.
+- **/tmp and /dev/shm:** private tmpfs of ``TMP_BYTES`` and ``SHM_BYTES`` (bubblewrap level).
+- **Its folder:** ``FOLDER_BYTES`` and ``FOLDER_FILES`` entries in all. At the bubblewrap level
+  the folder is a tmpfs of that size (``brrr.grade.sandbox.own_folder``): the kernel refuses a
+  write past it, whatever the file (deleted but open, in a folder made unreadable). At level
+  ``none`` it is a host folder, and a scan (with the files its processes deleted but hold) is all
+  there is. Either way the runner checks it twice a second and after every cell
+  (:class:`FolderWatch`); when it is full, or past either figure, the kernel is killed and the
+  answers given before count.
 
 The limits are set inside the sandbox, just before the kernel starts::
 
@@ -27,6 +31,7 @@ SANDBOX_IDS = (1 << 20, 1 << 30)  # a root grader runs each sandbox as a random 
 MAX_TASKS = 1024              # processes and threads in one sandbox
 MAX_FILE_BYTES = 1 << 30      # bytes in any one file a submission writes
 TMP_BYTES = 1 << 30           # bytes of its private /tmp
+SHM_BYTES = 256 << 20         # bytes of its private /dev/shm
 FOLDER_BYTES = 2 << 30        # bytes on disk in its folder, all files together
 FOLDER_FILES = 100_000        # files and folders in its folder
 WATCH_SECONDS = 0.5           # how often the folder is measured
@@ -101,10 +106,23 @@ def _open_folder(path: str):
         return os.scandir(path)
 
 
+def quota(path: str) -> int:
+    """Bytes the file system mounted at ``path`` can hold (the bubblewrap level's tmpfs folder),
+    or 0 when ``path`` is not a mount of its own (a plain host folder)."""
+    if not os.path.ismount(path):
+        return 0
+    st = os.statvfs(path)
+    return st.f_blocks * st.f_frsize
+
+
 def folder_usage(path: str, max_entries: int = FOLDER_FILES) -> tuple:
-    """(bytes on disk, entries) under ``path``, symlinks not followed, folders the submission
-    made unreadable included (:func:`_open_folder`); stops counting entries at
-    ``max_entries + 1``. Sparse files count what they occupy, not their length."""
+    """(bytes on disk, entries) under ``path``. A mount of its own (:func:`quota`) is measured by
+    its file system's own count, which includes everything; else a scan, symlinks not followed,
+    folders the submission made unreadable included (:func:`_open_folder`), that stops counting
+    entries at ``max_entries + 1``. Sparse files count what they occupy, not their length."""
+    if quota(path):
+        st = os.statvfs(path)
+        return (st.f_blocks - st.f_bfree) * st.f_frsize, max(st.f_files - st.f_ffree - 1, 0)  # not its root
     total, entries, stack = 0, 0, [path]
     while stack and entries <= max_entries:
         try:
@@ -126,10 +144,10 @@ def folder_usage(path: str, max_entries: int = FOLDER_FILES) -> tuple:
     return total, entries
 
 
-def deleted_but_open(path: str, pids) -> int:
-    """Bytes on disk of files under ``path`` that processes ``pids`` still hold open after
-    deleting them: invisible to a scan of the folder, yet on the disk until closed."""
-    total, seen = 0, set()
+def open_deleted(pids):
+    """``(path, os.stat_result)`` of each file that processes ``pids`` hold open after deleting
+    it, each file once: invisible to a scan of its folder, yet on its disk until closed."""
+    seen = set()
     for pid in pids:
         fds = f"/proc/{pid}/fd"
         try:
@@ -139,15 +157,21 @@ def deleted_but_open(path: str, pids) -> int:
         for fd in names:
             try:
                 target = os.readlink(os.path.join(fds, fd))
-                if not (target.endswith(" (deleted)") and target.startswith(path.rstrip(os.sep) + os.sep)):
+                if not target.endswith(" (deleted)"):
                     continue
                 st = os.stat(os.path.join(fds, fd))
             except OSError:
                 continue
             if (st.st_dev, st.st_ino) not in seen:
                 seen.add((st.st_dev, st.st_ino))
-                total += st.st_blocks * 512
-    return total
+                yield target[:-len(" (deleted)")], st
+
+
+def deleted_but_open(path: str, pids) -> int:
+    """Bytes on disk of files under ``path`` that processes ``pids`` hold open after deleting
+    them (:func:`open_deleted`)."""
+    prefix = path.rstrip(os.sep) + os.sep
+    return sum(st.st_blocks * 512 for target, st in open_deleted(pids) if target.startswith(prefix))
 
 
 def remove_tree(path: str) -> None:
@@ -170,8 +194,9 @@ def remove_tree(path: str) -> None:
 
 
 class FolderWatch(threading.Thread):
-    """Measures ``path`` every ``WATCH_SECONDS``; past a limit, sets ``reason`` and calls
-    ``on_exceed()`` once (the runner kills the kernel there)."""
+    """Measures ``path`` every ``WATCH_SECONDS``; when it is full or past a limit, sets ``reason``
+    and calls ``on_exceed()`` once (the runner kills the kernel there). A folder with a
+    :func:`quota` is full at the quota (or ``max_bytes``, the smaller)."""
 
     def __init__(self, path: str, on_exceed, max_bytes: int = FOLDER_BYTES,
                  max_entries: int = FOLDER_FILES, pids=None):
@@ -181,25 +206,35 @@ class FolderWatch(threading.Thread):
         self.max_bytes, self.max_entries = max_bytes, max_entries
         self.reason = ""
         self._done = threading.Event()
+        self._firing = threading.Lock()
 
     def check(self) -> str:
-        """The limit the folder is past now, as a reason, or ''."""
+        """The limit the folder is at or past now, as a reason, or ''."""
         from ..units import format_bytes
         used, entries = folder_usage(self.path, self.max_entries)
         if entries > self.max_entries:
             return f"it made more than {self.max_entries:,} files in its folder"
-        if used <= self.max_bytes:
+        size = quota(self.path)
+        limit = min(size, self.max_bytes) if size else self.max_bytes
+        if used < limit and not size:         # a scan does not see these; a quota counts them
             used += deleted_but_open(self.path, self.pids())
-        if used > self.max_bytes:
-            return f"it wrote more than {format_bytes(self.max_bytes)} to its folder"
+        if used >= limit:
+            return f"it filled its folder ({format_bytes(limit)}, all a submission may write there)"
         return ""
+
+    def poll(self) -> str:
+        """Check now, as the thread does every ``WATCH_SECONDS``; past a limit, fire (once, whoever
+        sees it first). The reason it fired for, or ''."""
+        reason = self.reason or self.check()
+        with self._firing:
+            if reason and not self.reason:
+                self.reason = reason
+                self.on_exceed()
+        return self.reason
 
     def run(self) -> None:
         while not self._done.wait(WATCH_SECONDS):
-            reason = self.check()
-            if reason:
-                self.reason = reason
-                self.on_exceed()
+            if self.poll():
                 return
 
     def stop(self) -> None:

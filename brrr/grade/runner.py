@@ -6,14 +6,17 @@ limit, and after every cell asks the kernel for a snapshot of its answers
 (``brrr.grade.answers``). The latest snapshot and a status are written atomically to a
 folder the kernel cannot see, so when a cell hangs (the kernel is killed, not interrupted:
 a notebook can ignore SIGINT) or the whole run is stopped, the answers given before still
-count.
+count. It starts by copying the submission's files (``SEED``: the notebook, the public tests,
+the device's peaks cache) into ``WORKDIR``, which at the bubblewrap level is a size-limited
+tmpfs only this process and its kernel see (``brrr.grade.sandbox.own_folder``).
 
-    python -m brrr.grade.runner NOTEBOOK WORKDIR OUTDIR CELL_TIMEOUT LEVEL [IDENTITY]
+    python -m brrr.grade.runner NOTEBOOK WORKDIR OUTDIR CELL_TIMEOUT LEVEL [IDENTITY [SEED]]
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -81,12 +84,16 @@ def _errors_only_client():
 
 
 def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: str,
-        identity: int = limits.NOBODY) -> dict:
-    """Execute ``notebook`` in ``workdir`` (its kernel as ``identity`` under a root grader);
-    snapshots and status go to ``outdir``."""
+        identity: int = limits.NOBODY, seed: str = "") -> dict:
+    """Execute ``notebook`` in ``workdir`` (its kernel as ``identity`` under a root grader),
+    after copying the contents of folder ``seed`` (if given) there; snapshots and status go to
+    ``outdir``."""
     import nbformat
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+    if seed:
+        shutil.copytree(seed, workdir, symlinks=True, dirs_exist_ok=True)
+    sandbox.hand_over(workdir, identity)
     nb = nbformat.read(notebook, as_version=4)
     code_cells = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     status = {"cells": len(code_cells), "executed": 0, "errors": [], "timed_out": None,
@@ -114,8 +121,8 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
             except DeadKernelError:
                 status["kernel_died"] = True
                 break
-            if watch.reason:  # killed between the cell's reply and here
-                break
+            if watch.poll():  # full now, or killed between the cell's reply and here: no snapshot
+                break              # (a dead kernel would keep it waiting EXPORT_TIMEOUT)
             status["executed"] = number
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
@@ -162,9 +169,10 @@ def main(argv=None) -> int:
     args = list(argv if argv is not None else sys.argv[1:])
     notebook, workdir, outdir, cell_timeout, level = args[:5]
     identity = int(args[5]) if len(args) > 5 else limits.NOBODY
+    seed = args[6] if len(args) > 6 else ""
     sandbox.become_subreaper()
     try:
-        run(notebook, workdir, outdir, float(cell_timeout), level, identity)
+        run(notebook, workdir, outdir, float(cell_timeout), level, identity, seed)
     finally:
         sandbox.kill_descendants()
     return 0

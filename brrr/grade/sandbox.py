@@ -9,8 +9,11 @@ Levels, strongest first (``level()`` picks the strongest this machine offers):
     (no repository, no hidden tests, no autograder zip, no other submission, no output CSV,
     no network). When its first process ends, the kernel ends every process in the
     namespace, so nothing survives it. Its processes, file sizes, /tmp and folder are
-    bounded (``brrr.grade.limits``). A grader running as root runs it as the user ``nobody``
-    (the kernel exempts root from the process limit), in every namespace but the user one.
+    bounded (``brrr.grade.limits``). The only places it can write are two size-limited tmpfs,
+    its folder (made by :func:`own_folder` for the runner, which binds it into the sandbox)
+    and ``/tmp``: the rest, ``/`` and ``/dev`` included, is read-only. A grader running as
+    root runs it as a user id of its own (the kernel exempts root from the process limit), in
+    every namespace but the user one.
 ``none``
     Plain processes under the grader's own user: the throwaway folder and a fresh session,
     and every descendant is found (the grader is a child subreaper, so even a process that
@@ -29,6 +32,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 
 from . import limits
 
@@ -50,11 +54,12 @@ def _probe(command: list) -> bool:
 @functools.lru_cache(maxsize=None)
 def bubblewrap_works() -> bool:
     """True when bwrap exists, can make the namespaces (a kernel may forbid them) and can
-    start Python under the submission's limits."""
+    start a sandbox under the submission's limits inside a folder of its own (:func:`own_folder`)."""
     if not bwrap():
         return False
-    return _probe(_bwrap_command(limits.command("bubblewrap", ["/bin/true"]), os.getcwd(), {},
-                                 bind_workdir=False))
+    with tempfile.TemporaryDirectory(prefix="brrr-probe-") as folder:
+        sandboxed = _bwrap_command(limits.command("bubblewrap", ["/bin/true"]), folder, {})
+        return _probe(own_folder(sandboxed, folder, "bubblewrap"))
 
 
 def level(requested: str = "auto") -> str:
@@ -103,6 +108,24 @@ def wrap(argv: list, workdir: str, env: dict, level: str, identity: int = limits
     return _bwrap_command(argv, workdir, env)
 
 
+def own_folder(argv: list, workdir: str, level: str) -> list:
+    """The command that runs ``argv`` (the runner) with ``workdir`` as a tmpfs of its own of
+    :data:`brrr.grade.limits.FOLDER_BYTES` (read when called) at the bubblewrap level.
+
+    The kernel's sandbox binds this folder, so the kernel can never put more than that on the
+    machine: files it deleted but holds open and folders it made unreadable count too, and
+    nothing reaches the host's disk. The folder and all in it vanish when the runner and its
+    kernel end. Starts empty: the runner copies the submission's files in. At level ``none``,
+    ``argv`` itself (a host folder, watched by the runner's scan only)."""
+    if level == "none":
+        return list(argv)
+    # root keeps its capabilities (the runner gives the folder away and starts the sandbox);
+    # an ordinary user gets a user namespace of its own, where it may mount
+    user = [] if os.geteuid() == 0 else ["--unshare-user"]
+    return [bwrap()] + user + ["--dev-bind", "/", "/", "--perms", "0700", "--size", str(limits.FOLDER_BYTES),
+                               "--tmpfs", workdir, "--die-with-parent", "--"] + list(argv)
+
+
 def hand_over(path: str, identity: int = limits.NOBODY) -> None:
     """Give ``path`` (a submission's folder with everything in it, or one file) to the user its
     sandbox runs as, ``identity``, when the grader is root (see ``brrr.grade.limits``); else
@@ -119,7 +142,7 @@ def hand_over(path: str, identity: int = limits.NOBODY) -> None:
     os.chmod(path, os.stat(path).st_mode | 0o711)
 
 
-def _bwrap_command(argv: list, workdir: str, env: dict, bind_workdir: bool = True) -> list:
+def _bwrap_command(argv: list, workdir: str, env: dict) -> list:
     if os.geteuid() == 0:
         # root: no user namespace (it would map the sandbox to root, whom the kernel exempts
         # from the process limit); the limits step turns into nobody, then has no capabilities
@@ -133,18 +156,20 @@ def _bwrap_command(argv: list, workdir: str, env: dict, bind_workdir: bool = Tru
     # /tmp first: Python or brrr may live under /tmp (a fresh clone), and a later mount
     # would hide them
     command += ["--perms", "01777", "--size", str(limits.TMP_BYTES), "--tmpfs", "/tmp"]
-    binds = readonly_paths() + ([workdir] if bind_workdir else [])
-    for folder in _ancestors(binds):  # bwrap would make them 0700, closed to nobody
+    for folder in _ancestors(readonly_paths() + [workdir]):  # bwrap would make them 0700, closed to nobody
         command += ["--perms", "0755", "--dir", folder]
     for path in readonly_paths():
         command += ["--ro-bind", path, path]
     command += ["--ro-bind-try", "/sys", "/sys",  # CPU caches and GPU enumeration are read from /sys
-                "--proc", "/proc", "--dev", "/dev"]
+                "--proc", "/proc", "--dev", "/dev",
+                # shared memory (multiprocessing's locks and queues), bounded like /tmp
+                "--perms", "01777", "--size", str(limits.SHM_BYTES), "--tmpfs", "/dev/shm"]
     for device in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0",
                    "/dev/dri"):
         command += ["--dev-bind-try", device, device]
-    if bind_workdir:
-        command += ["--bind", workdir, workdir, "--chdir", workdir]
+    command += ["--bind", workdir, workdir, "--chdir", workdir,
+                # nothing else is writable: the sandbox's own / and /dev are tmpfs without a size
+                "--remount-ro", "/dev", "--remount-ro", "/"]
     for key, value in env.items():
         command += ["--setenv", key, value]
     return command + ["--"] + list(argv)
