@@ -84,6 +84,20 @@ def _formats(precision: str) -> set:
     return {fmt for fmt, words in _FORMATS if any(w in text for w in words)}
 
 
+def _link(url: str) -> str:
+    """An HTML link to a GitHub ``url`` named by repository and file (or discussion), not the whole address."""
+    import html
+    parts = url.split("github.com/", 1)[-1].strip("/").split("/")
+    repo, rest = parts[1] if len(parts) > 1 else url, parts[2:]
+    if rest[:1] == ["blob"]:
+        name = f"{repo}/{'/'.join(rest[2:])}"
+    elif rest[:1] == ["discussions"]:
+        name = f"{repo} discussion #{rest[1]}"
+    else:
+        name = "/".join([repo] + rest)
+    return f'<a href="{html.escape(url)}">{html.escape(name)}</a>'
+
+
 def anchors_table(own=(), anchors=ANCHORS):
     """The anchors and this page's ``own`` rows (dicts: label, kind, device, precision,
     tokens_per_second in tokens/s, mfu as a fraction, peak it is against, gpus (default 1)) in one
@@ -95,7 +109,7 @@ def anchors_table(own=(), anchors=ANCHORS):
              "tokens/s per GPU": None if a.tokens_per_second is None else a.tokens_per_second / a.gpus,
              "tokens/s from": a.derivation + (f"; ÷ {a.gpus} GPUs" if a.tokens_per_second and a.gpus > 1 else ""),
              "MFU": a.mfu or "–", "MFU of": a.mfu_peak or "–", "as published": f"{a.figure:g} {a.unit}",
-             "source": a.url + (f"; MFU: {a.mfu_source}" if a.mfu_source else "")} for a in anchors]
+             "source": _link(a.url) + (f"; MFU: {_link(a.mfu_source)}" if a.mfu_source else "")} for a in anchors]
     for r in own:
         gpus = r.get("gpus", 1)
         tps, mfu = r.get("tokens_per_second"), r.get("mfu")

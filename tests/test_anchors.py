@@ -79,3 +79,15 @@ def test_differences_follow_the_fields_not_the_names():
     assert said == ["The published figures of x are for inference; this page's run is training. A training step adds a backward "
                     "pass (about twice the forward's FLOPs) and an optimizer step, so at equal MFU it moves about "
                     "a third of the tokens a second: compare MFU, not tokens/s."]
+
+
+def test_sources_are_short_links_to_the_whole_address():
+    import re
+    html = anchors_table().to_html()
+    links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', html)
+    urls = {a.url for a in ANCHORS} | {a.mfu_source for a in ANCHORS if a.mfu_source}
+    assert {href for href, _ in links} == urls
+    assert ("https://github.com/karpathy/llm.c/discussions/481", "llm.c discussion #481") in links
+    for href, text in links:
+        assert len(text) <= 40 and "github.com" not in text, text
+        assert text.split("/")[0].split(" ")[0] in href

@@ -6,6 +6,7 @@ import glob
 import inspect
 import math
 import os
+import re
 import warnings
 import zipfile
 
@@ -64,3 +65,17 @@ def test_a_timing_faster_than_the_grading_device_is_refused(monkeypatch):
         context.measured("t", instant)
     with pytest.raises(AssertionError, match="should be the Timing"):
         context.measured("t", {"median": 1.0}, flops=1e7)
+
+
+@pytest.mark.parametrize("archive", ZIPS, ids=[os.path.basename(z).split("-")[0] for z in ZIPS])
+def test_every_test_case_that_reads_a_timing_bounds_it(archive, tmp_path):
+    """A test case that derives anything from a Timing's median checks that Timing against the grading
+    device first (brrr.grade.context.measured, or its own bound from grader_device): a forged
+    timing of 1e-12 s once earned the points of every rate computed from it."""
+    unbounded = []
+    for name, fn in _cases(archive, str(tmp_path)):
+        source = inspect.getsource(fn)
+        timings = set(re.findall(r"(\w+)\.median\b", source)) - {"np", "numpy", "statistics"}
+        if timings and "measured(" not in source and "grader_device(" not in source:
+            unbounded.append(name)
+    assert not unbounded, f"test cases that use a timing without bounding it: {unbounded}"

@@ -149,6 +149,9 @@ def test_anchor_rows_and_differences(run):
     rows = training.own_rows(fake, None)
     assert [r["kind"] for r in rows] == ["training"] and rows[0]["device"] == "NVIDIA H200"
     assert rows[0]["tokens_per_second"] == min(ct.measured(fake), key=lambda r: r["seconds"])["tokens_per_second"]
+    assert rows[0]["mfu"] is not None and rows[0]["peak"]
+    cpu = training.own_rows(run, None)[0]          # this CPU's run: no MFU for a dtype its one peak does not bound
+    assert (cpu["mfu"] is None) == (cpu["peak"] is None)
     text = training.anchors(fake, None).text
     assert "GPUs at once" in text and "fp8" in text
     assert "neither" in training.anchors(None, None).text

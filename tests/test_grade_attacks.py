@@ -17,7 +17,9 @@ and the trusted processes stayed under ``TRUSTED_RSS``: the grader's own peak, a
 peak of any process it waited for (its runners and scorers, and with them the kernels, which
 these attacks keep small; ``ru_maxrss`` of ``RUSAGE_CHILDREN``, read after each submission).
 The work folder's quota is lowered to ``FOLDER_CAP`` here, so that the disk fillers take 128 MiB
-of memory, not 2 GiB.
+of memory, not 2 GiB, and the bomb's batch's process limit to ``BOMB_TASKS`` (through the
+grader's own ``RLIMIT_NPROC``, which a sandbox's can only lower), so that the bomb holds about
+half a GiB, not two.
 """
 import csv
 import json
@@ -39,6 +41,7 @@ pytestmark = [pytest.mark.slow, needs_bwrap]
 FOLDER_CAP = 128 << 20           # bytes: the work folder's quota in these batches
 TRUSTED_RSS = 512 << 20          # bytes: the most any process of a batch may reach
 ATTEMPT = 3 << 30                # bytes each disk filler tries to write
+BOMB_TASKS = 256                 # the fork bomb's batch's process limit (each process holds ~2 MiB)
 HONEST = [*CORRECT, GIVENS_CORRECT]
 BLANK = ["answer_one = ...", "peak_used = ...", "secret = ...", GIVENS_BLANK]
 
@@ -52,6 +55,8 @@ tempfile.tempdir = spec["tmp"]            # the grader's own folders go here, wh
 from brrr import grade as g
 from brrr.grade import limits
 limits.FOLDER_BYTES = spec["folder_bytes"]
+if spec.get("max_tasks"):          # the sandboxes' process limit takes the lower of this and MAX_TASKS
+    resource.setrlimit(resource.RLIMIT_NPROC, (spec["max_tasks"], spec["max_tasks"]))
 peak, report = [0], {"submissions": []}
 
 
@@ -105,7 +110,9 @@ if spec["watch_disk"]:
     watcher.start()
 report["code"] = g.main(spec["argv"])
 stop.set()
-report["self_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
+# this process's own peak (VmHWM): ru_maxrss would keep the peak of the process that started it,
+# which Linux carries across exec (a late pytest process is over a GiB)
+report["self_rss"] = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) << 10
 report["children_rss"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss << 10
 report["left"] = os.listdir(spec["tmp"])
 with open(spec["report"], "w") as f:
@@ -113,12 +120,13 @@ with open(spec["report"], "w") as f:
 '''
 
 
-def start_batch(folder, toy, submissions, device, watch_disk=True, cell_timeout=60):
+def start_batch(folder, toy, submissions, device, watch_disk=True, cell_timeout=60, max_tasks=None):
     """Start `brrr grade` on ``submissions`` in a process of its own, with the device measurement
-    in folder ``device``; returns (process, spec)."""
+    in folder ``device`` (and its sandboxes' process limit lowered to ``max_tasks``); returns
+    (process, spec)."""
     tmp = os.path.join(folder, "t")
     os.makedirs(tmp)
-    spec = {"tmp": tmp, "folder_bytes": FOLDER_CAP, "watch_disk": watch_disk,
+    spec = {"tmp": tmp, "folder_bytes": FOLDER_CAP, "watch_disk": watch_disk, "max_tasks": max_tasks,
             "report": os.path.join(folder, "report.json"), "out": os.path.join(folder, "scores.csv")}
     spec["argv"] = [toy, "--out", spec["out"], "--timeout", "150", "--cell-timeout", str(cell_timeout),
                     "--isolation", "bubblewrap", "--", *submissions]
@@ -314,7 +322,12 @@ def batches(tmp_path_factory):
     root = tmp_path_factory.mktemp("atk")
     toy = make_exercise(root / "toy", givens=True)
     device = str(root / "device")
-    batch_module._measure_device(device)     # measured once, before the batches: not in their figures
+    quick = os.environ.get("BRRR_QUICK")
+    os.environ["BRRR_QUICK"] = "1"           # as the batches run: their kernels read this measurement's cache
+    try:
+        batch_module._measure_device(device)  # measured once, before the batches: not in their figures
+    finally:
+        os.environ.pop("BRRR_QUICK") if quick is None else os.environ.update(BRRR_QUICK=quick)
     protected = {p: digest(p) for p in (os.path.join(toy, "toy-autograder.zip"), os.path.join(toy, "tests", "q1.py"))}
 
     names = root / "names"
@@ -344,7 +357,7 @@ def batches(tmp_path_factory):
     running = {"names": (start_batch(str(root / "b-names"), toy, star, device), star),
                "disk": (start_batch(str(root / "b-disk"), toy, order_disk, device), order_disk),
                "bomb": (start_batch(str(root / "b-bomb"), toy, order_bomb, device, watch_disk=False,
-                                    cell_timeout=8), order_bomb)}
+                                    cell_timeout=8, max_tasks=BOMB_TASKS), order_bomb)}
     done = {}
     for name, ((proc, spec), order) in running.items():
         proc.wait(timeout=400)

@@ -118,7 +118,7 @@ def test_tokens_check_outcomes():
     assert str(same).startswith("The call took") and same.facts["outcome"] in ("slower", "faster", "as predicted")
 
 
-# --- Problem 3 -----------------------------------------------------------------------------------------------
+# --- Problem 4 -----------------------------------------------------------------------------------------------
 
 def test_attention_share_by_hand():
     p = wg.attention_share(TINY, 4, 64, FakeDevice(flops=1e9, bandwidth=1e15))   # all compute-bound
@@ -263,3 +263,120 @@ def test_ridge_tokens_in_bfloat16_on_this_device():                   # review 0
     gpu = Tensor(flops=1e12, bandwidth=1e11, on_gpu=True)
     assert "on this device's tensor cores (ridge 80," in str(wg.ridge_tokens(TINY, 64, gpu))
     assert "this device's tensor cores" not in str(wg.ridge_tokens(TINY, 64, CPU))
+
+
+# --- Problem 3: what TF32 can gain ---------------------------------------------------------------------------------
+
+class TF32Device(FakeDevice):
+    """A GPU with TF32 tensor cores 8 times its FP32 rate."""
+
+    def __init__(self):
+        super().__init__(flops=10e12, bandwidth=1e12, on_gpu=True)
+
+    def has_tensor_cores(self, dtype="float16"):
+        return True
+
+    def peak_flops(self, dtype="float32", tensor_cores=False):
+        return 8 * self.flops if tensor_cores else self.flops
+
+
+class NoTF32(FakeDevice):
+    def has_tensor_cores(self, dtype="float16"):
+        return False
+
+
+def steps_result(batch=1.0, tf32=None, skipped=None):
+    from brrr.results import Result
+    records = [{"step": "batch", "seconds": batch}]
+    if tf32 is not None or skipped:
+        records.append({"step": "tf32", "seconds": tf32, **({"skipped": skipped} if skipped else {})})
+    return Result("capstone_steps", records, {})
+
+
+def profile_of(matmul, other):
+    return pd.DataFrame({"category": ["matmul", "elementwise", "matmul"], "seconds": [matmul / 2, other, matmul / 2]})
+
+
+def test_tf32_gain_is_amdahl_of_the_matmuls_share():
+    answer = wg.tf32_gain(profile_of(0.8, 0.2), TF32Device())
+    f = answer.facts
+    assert f["here"] and f["r"] == pytest.approx(8) and f["share"] == pytest.approx(0.8)
+    assert f["bound"] == pytest.approx(1 / (0.2 + 0.8 / 8))                   # 3.33x
+    assert f"at most **{w.times(1 / 0.3)} as fast**" in str(answer) and f"{w.times(5)} even if" in str(answer)
+    unknown = wg.tf32_gain(None, TF32Device())
+    assert "bound" not in unknown.facts and "f is unknown" in str(unknown)
+
+
+def test_tf32_gain_without_tf32_uses_a_reference_profile_that_has_it():
+    from brrr.results import Result
+    device = {"name": "GPU R", "peak_flops_float32": 50e12, "peak_flops_float32_tensor": 500e12}
+    run = Result("capstone_profile_batch", profile_of(0.9, 0.1).to_dict("records"), {"device": device})
+    plain = Result("capstone_profile_batch", [], {"device": {"name": "GPU V", "peak_flops_float32": 1e12}})
+    answer = wg.tf32_gain(profile_of(0.5, 0.5), NoTF32(), references=[plain, run])
+    assert not answer.facts["here"] and answer.facts["r"] == pytest.approx(10)
+    assert answer.facts["bound"] == pytest.approx(1 / (0.1 + 0.09))          # the reference's share, not this one's
+    assert "does not run here; on the reference GPU R" in str(answer)
+    alone = wg.tf32_gain(profile_of(0.5, 0.5), NoTF32())
+    assert "bound" not in alone.facts and str(alone).endswith("so step 3 does not run here.")
+    verdict = wg.tf32_check(steps_result(skipped="no TF32 tensor cores on this device"), answer)
+    assert verdict.facts["outcome"] == "skipped" and "no measurement to check the bound against" in str(verdict)
+
+
+def test_tf32_check_outcomes():
+    answer = wg.tf32_gain(profile_of(0.8, 0.2), TF32Device())          # bound 3.33x; the rest takes 0.2 s of 1 s
+    assert wg.tf32_check(steps_result(), answer).facts["outcome"] == "no step"
+    same = wg.tf32_check(steps_result(1.0, 0.3), answer)
+    assert same.facts["outcome"] == "as predicted" and "Had everything" not in str(same)
+    below = wg.tf32_check(steps_result(1.0, 0.6), answer)
+    assert below.facts["outcome"] == "below" and below.facts["speedup"] == pytest.approx(1 / 0.6)
+    assert f"the matmuls ran {w.times(0.8 / 0.4)} as fast, not the 8" in str(below)   # 0.8 s of matmuls in 0.4 s
+    above = wg.tf32_check(steps_result(1.0, 0.2), answer)
+    assert above.facts["outcome"] == "above" and "got faster too" in str(above)
+    slower = wg.tf32_check(steps_result(1.0, 1.1), answer)
+    assert slower.facts["outcome"] == "below" and "the matmuls got no faster at all, not the 8" in str(slower)
+
+
+def test_tf32_gain_on_the_shipped_reference_profiles():
+    """Every shipped GPU profile of step 2 gives a bound between 1 and r."""
+    from brrr import reference
+    runs = [run for run in reference.load("capstone_profile_batch") if run.meta["device"].get("peak_flops_float32_tensor")]
+    assert runs
+    for run in runs:
+        f = wg.tf32_gain(None, NoTF32(), references=[run]).facts
+        assert 1 < f["bound"] < f["r"] and 0 < f["share"] < 1, run.meta["device"]["name"]
+
+
+class SetDevice(FakeDevice):
+    """The device of a record set, from its peaks."""
+
+    def __init__(self, meta):
+        super().__init__(flops=meta.get("peak_flops_float32", 1e11), bandwidth=meta.get("peak_bandwidth", 2e10),
+                         on_gpu=meta.get("backend") == "cuda")
+        self.tf32 = meta.get("peak_flops_float32_tensor")
+
+    def has_tensor_cores(self, dtype="float16"):
+        return bool(self.tf32)
+
+    def peak_flops(self, dtype="float32", tensor_cores=False):
+        return self.tf32 if tensor_cores and self.tf32 else self.flops
+
+
+from record_sets import close_to, sets_with  # noqa: E402
+
+
+@pytest.mark.parametrize("runs", sets_with("capstone_steps", "capstone_profile_batch"))
+def test_the_tf32_problem_on_every_record_set(runs):
+    from brrr import reference
+    profile = runs["capstone_profile_batch"]
+    answer = wg.tf32_gain(pd.DataFrame(profile.records), SetDevice(profile.meta["device"]),
+                          reference.load("capstone_profile_batch"))
+    if "bound" in answer.facts:
+        assert 1 < answer.facts["bound"] < answer.facts["r"] and close_to(answer.facts["bound"], str(answer))
+    verdict = wg.tf32_check(runs["capstone_steps"], answer)
+    step = {r["step"]: r for r in runs["capstone_steps"].records}.get("tf32")
+    if step is None:
+        assert verdict.facts["outcome"] == "no step"
+    elif step.get("skipped"):
+        assert verdict.facts["outcome"] == "skipped" and "did not run here" in str(verdict)
+    else:
+        assert close_to(verdict.facts["speedup"], str(verdict))

@@ -45,7 +45,7 @@ class TrainConfig:
 CONFIGS = (
     TrainConfig("eager", "eager FP32, for-each AdamW"),
     TrainConfig("mixed", "autocast, SDPA, fused AdamW", True, True, True, profiled=True),
-    TrainConfig("compiled", "the same, torch.compile", True, True, True, compiled=True),
+    TrainConfig("compiled", "torch.compile, with autocast, SDPA, fused AdamW", True, True, True, compiled=True),
 )
 CONFIG_KEYS = tuple(c.key for c in CONFIGS)
 

@@ -169,13 +169,16 @@ def pointwise_repeat_sweep(repeats=None, n=None, dtype="float32", variants=VARIA
         else:
             runners["fused"] = (lib, make)
     if "eager" in variants:
-        runners["eager"] = _eager_runner(dev, dtype, n)
+        runners["eager"] = None             # made when its first point comes, after the fused arrays are freed
     points = [(v, r) for v in runners for r in repeats if v != "eager" or r <= max_eager_repeat]
     if any(v == "eager" and r > max_eager_repeat for v in runners for r in repeats):
         notes.append(f"eager points above repeat={max_eager_repeat} skipped (each is repeat passes over memory)")
 
     def measure(point):
         variant, repeat = point
+        if runners[variant] is None:        # one variant's arrays in memory at a time
+            runners.pop("fused", None)
+            runners[variant] = _eager_runner(dev, dtype, n)
         lib, make = runners[variant]
         passes = 1 if variant == "fused" else repeat
         nbytes, flops = 2 * passes * n * item, repeat * n

@@ -92,9 +92,10 @@ def own_rows(train=None, steps=None) -> list:
             continue
         best = min(ran, key=lambda r: r[key])
         device = (run.meta.get("device") or {}).get("name") or "this device"
+        share = mfu(run, best)         # None where the run's one peak does not bound this dtype
         rows.append({"label": f"{kind}, {best['label']}", "kind": kind, "device": device,
                      "precision": best["dtype"], "tokens_per_second": best["tokens_per_second"],
-                     "mfu": mfu(run, best), "peak": mfu_peak(run)["name"], "gpus": 1})
+                     "mfu": share, "peak": None if share is None else mfu_peak(run)["name"], "gpus": 1})
     return rows
 
 

@@ -15,6 +15,9 @@ def test_timing(t_triad, n):
 
 @test_case(points=1, hidden=False)
 def test_gbps_from_your_timing(gbps_triad, t_triad, n):
+    from brrr.grade.context import measured, whole
+    whole('n', n)
+    measured('t_triad', t_triad)
     expected = 12 * n / t_triad.median / 1000000000.0
     assert abs(float(gbps_triad) - expected) <= 0.01 * expected, f'from your own timing, bytes / median seconds / 1e9 = {expected:.4g} GB/s'
 

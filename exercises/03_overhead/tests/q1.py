@@ -15,6 +15,8 @@ def test_timing(t_tiny):
 
 @test_case(points=1, hidden=False)
 def test_microseconds(tiny_us, t_tiny):
+    from brrr.grade.context import measured
+    measured('t_tiny', t_tiny)
 
     def close(a, b, rel=0.01):
         a, b = (float(a), float(b))
