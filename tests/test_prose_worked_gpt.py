@@ -309,10 +309,12 @@ def test_tf32_gain_is_amdahl_of_the_matmuls_share():
 
 def test_tf32_gain_without_tf32_uses_a_reference_profile_that_has_it():
     from brrr.results import Result
-    device = {"name": "GPU R", "peak_flops_float32": 50e12, "peak_flops_float32_tensor": 500e12}
+    device = {"name": "GPU R", "backend": "cuda", "peak_flops_float32": 50e12, "peak_flops_float32_tensor": 500e12}
     run = Result("capstone_profile_batch", profile_of(0.9, 0.1).to_dict("records"), {"device": device})
-    plain = Result("capstone_profile_batch", [], {"device": {"name": "GPU V", "peak_flops_float32": 1e12}})
-    answer = wg.tf32_gain(profile_of(0.5, 0.5), NoTF32(), references=[plain, run])
+    plain = Result("capstone_profile_batch", [], {"device": {"name": "GPU V", "backend": "cuda", "peak_flops_float32": 1e12}})
+    cpu = Result("capstone_profile_batch", [], {"device": {"name": "CPU", "backend": "cpu", "peak_flops_float32": 1e11,
+                                                          "peak_flops_float32_tensor": 1e11}})   # as a CPU records it
+    answer = wg.tf32_gain(profile_of(0.5, 0.5), NoTF32(), references=[plain, cpu, run])
     assert not answer.facts["here"] and answer.facts["r"] == pytest.approx(10)
     assert answer.facts["bound"] == pytest.approx(1 / (0.1 + 0.09))          # the reference's share, not this one's
     assert "does not run here; on the reference GPU R" in str(answer)
@@ -352,7 +354,7 @@ class SetDevice(FakeDevice):
     def __init__(self, meta):
         super().__init__(flops=meta.get("peak_flops_float32", 1e11), bandwidth=meta.get("peak_bandwidth", 2e10),
                          on_gpu=meta.get("backend") == "cuda")
-        self.tf32 = meta.get("peak_flops_float32_tensor")
+        self.tf32 = wg._has_tf32(meta) and meta["peak_flops_float32_tensor"]
 
     def has_tensor_cores(self, dtype="float16"):
         return bool(self.tf32)

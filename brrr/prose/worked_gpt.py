@@ -331,6 +331,13 @@ def _matmul_share(records) -> float:
     return float(table["seconds"][table["category"] == "matmul"].sum()) / float(table["seconds"].sum())
 
 
+def _has_tf32(device: dict) -> bool:
+    """Whether a record's device (its ``meta['device']``) is a GPU with a TF32 rate above its FP32 one (a CPU's
+    record gives its float32 rate for every 'tensor' peak)."""
+    tf32, fp32 = device.get("peak_flops_float32_tensor"), device.get("peak_flops_float32")
+    return device.get("backend") == "cuda" and bool(tf32 and fp32) and tf32 > fp32
+
+
 def tf32_gain(table, dev, references=()) -> Prose:
     """The most step 3 (TF32) can speed up step 2: the matmuls' share f of step 2's profile (``table``; None: none
     ran) gets at most r = TF32 / FP32 peak times faster and the rest keeps its time, so 1 / ((1 − f) + f / r)
@@ -342,7 +349,7 @@ def tf32_gain(table, dev, references=()) -> Prose:
         where, peaks, f = "this device", (dev.peak_flops("float32", tensor_cores=True), dev.peak_flops("float32")), (
             None if table is None or not len(table) else _matmul_share(table))
     else:
-        run = next((run for run in references if run.meta.get("device", {}).get("peak_flops_float32_tensor")), None)
+        run = next((run for run in references if _has_tf32(run.meta.get("device", {}))), None)
         if run is None:
             return Prose(text + " This device has no TF32 tensor cores, so step 3 does not run here.",
                          {"problem": "tf32 gain", "here": False})
