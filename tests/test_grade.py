@@ -14,6 +14,7 @@ import time
 import psutil
 import pytest
 
+from brrr import config
 from brrr import grade as g
 from brrr.grade import batch as batch_module
 from brrr.grade import sandbox
@@ -587,10 +588,16 @@ def test_batches_share_one_device_measurement_when_asked(tmp_path, monkeypatch):
 
     monkeypatch.setattr(batch_module, "_measure_into", fake_measure)
     monkeypatch.setenv(batch_module.DEVICE_DIR_ENV, str(tmp_path / "kept"))
+    monkeypatch.setenv("BRRR_QUICK", "1")
     for name in ("one", "two", "three"):
         record, cache = batch_module._measure_device(str(tmp_path / name))
         assert json.load(open(record)) == {"name": "measured once"} and os.path.isdir(cache)
-    assert calls == [str(tmp_path / "kept")]
+    assert calls == [str(tmp_path / "kept" / "quick")]
+    monkeypatch.delenv("BRRR_QUICK")          # full size: a kernel would not find a quick measurement's peaks
+    config.reread()
+    batch_module._measure_device(str(tmp_path / "five"))
+    batch_module._measure_device(str(tmp_path / "six"))
+    assert calls[1:] == [str(tmp_path / "kept" / "full")]
     monkeypatch.delenv(batch_module.DEVICE_DIR_ENV)
     batch_module._measure_device(str(tmp_path / "four"))
     assert calls[-1] == str(tmp_path / "four")       # unset: every batch measures its own

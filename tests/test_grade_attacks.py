@@ -31,6 +31,7 @@ import time
 
 import pytest
 
+from brrr import config
 from brrr.grade import batch as batch_module
 from brrr.grade import safe_text
 from grading_toy import CORRECT, GIVENS_BLANK, GIVENS_CORRECT, SECRET, make_exercise, notebook
@@ -324,10 +325,14 @@ def batches(tmp_path_factory):
     device = str(root / "device")
     quick = os.environ.get("BRRR_QUICK")
     os.environ["BRRR_QUICK"] = "1"           # as the batches run: their kernels read this measurement's cache
+    config.reread()
     try:
-        batch_module._measure_device(device)  # measured once, before the batches: not in their figures
+        # measured once (or copied from the session's), before the batches: not in their figures; where
+        # their BRRR_GRADE_DEVICE_DIR (``device``) keeps a quick run's measurement
+        batch_module._measure_device(os.path.join(device, "quick"))
     finally:
         os.environ.pop("BRRR_QUICK") if quick is None else os.environ.update(BRRR_QUICK=quick)
+        config.reread()
     protected = {p: digest(p) for p in (os.path.join(toy, "toy-autograder.zip"), os.path.join(toy, "tests", "q1.py"))}
 
     names = root / "names"

@@ -22,6 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Optional
 
+from .. import config
 from . import limits, sandbox
 from .exercise import Exercise, find_exercise, is_untouched, read_submission
 
@@ -78,9 +79,12 @@ DEVICE_DIR_ENV = "BRRR_GRADE_DEVICE_DIR"   # a folder that keeps the measurement
 def _measure_device(folder: str) -> tuple:
     """Measure the device once for the batch, in a fresh process with an empty peaks cache.
     Where ``BRRR_GRADE_DEVICE_DIR`` names a folder (the instructor's, or a test session's), the
-    first batch measures into it and later batches on this machine copy that measurement."""
+    first batch of each mode (``BRRR_QUICK`` or not) measures into it and later batches on this
+    machine copy that measurement."""
     kept = os.environ.get(DEVICE_DIR_ENV, "").strip()
     if kept:
+        # one measurement per mode: kernels read the peaks cache of their own (quick or full) mode
+        kept = os.path.join(kept, "quick" if config.quick_mode() else "full")
         if not os.path.isfile(os.path.join(kept, "device.json")):
             os.makedirs(kept, exist_ok=True)
             _measure_into(kept)
