@@ -294,7 +294,9 @@ def steps_result(batch=1.0, tf32=None, skipped=None):
 
 
 def profile_of(matmul, other):
-    return pd.DataFrame({"category": ["matmul", "elementwise", "matmul"], "seconds": [matmul / 2, other, matmul / 2]})
+    """A brrr.profile table of two matmuls taking ``matmul`` seconds and an elementwise op taking ``other``."""
+    return pd.DataFrame({"category": ["matmul", "elementwise", "matmul"], "seconds": [matmul / 2, other, matmul / 2],
+                         "flops": [2e9, 1e6, 2e9], "nbytes": [1e7, 8e6, 1e7], "calls": [1, 1, 1]})
 
 
 def test_tf32_gain_is_amdahl_of_the_matmuls_share():

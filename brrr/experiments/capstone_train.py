@@ -28,6 +28,7 @@ from typing import Optional
 from .. import config
 from ..mfu import table_peak
 from ..results import Result, provenance
+from .capstone import measured  # noqa: F401 (the configurations that ran, as for the steps)
 
 
 @dataclass(frozen=True)
@@ -223,11 +224,6 @@ def train_steps(quick: Optional[bool] = None, configs=CONFIGS, budget: Optional[
     if dev.on_gpu:
         torch.cuda.empty_cache()
     return result
-
-
-def measured(result) -> list:
-    """The records of the configurations that ran, in order."""
-    return [r for r in result.records if not r.get("skipped")]
 
 
 def cost_shares(record) -> dict:

@@ -11,8 +11,9 @@ from .worked import WITHIN
 def _matmul_share(records) -> float:
     """The matmuls' share of the time of a profile (a :func:`brrr.profile` table, or its records)."""
     import pandas as pd
+    from ..profiler import category_totals
     table = pd.DataFrame(list(records)) if not isinstance(records, pd.DataFrame) else records
-    return float(table["seconds"][table["category"] == "matmul"].sum()) / float(table["seconds"].sum())
+    return float(category_totals(table)["time_share"].get("matmul", 0.0))
 
 
 def _has_tf32(device: dict) -> bool:
