@@ -8,7 +8,8 @@ Figures (all measured in this one run, on this machine):
   (b) brrr.bench median vs torch.utils.benchmark blocked_autorange median  (within 5%)
   (c) fused vs unfused kernels.chain speed-up, n = 2, 4, 8, 2**26 float32  (>= 0.8 n)
   (d) the timer's floor on the CPU, both cache modes
-  and, on a CUDA GPU, the same four for the GPU paths (benchmarks/gpu.py)
+  and, on a CUDA GPU, the same four for the GPU paths (benchmarks/gpu.py) and
+  (e) torch.compile's modes on chapter 8's model: compile seconds and time per pass (compile_modes.py)
 
 These are benchmarks, not tests: a MISS is reported, never raised. Timings on a
 shared machine are noisy; the JSON keeps every round and the load average, and
@@ -38,6 +39,7 @@ def main(argv=None) -> int:
     import brrr
     from brrr.results import Result, provenance
     import bandwidth
+    import compile_modes
     import fusion
     import gpu
     import timer_floor
@@ -50,7 +52,7 @@ def main(argv=None) -> int:
           f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     figures = []
     started = time.perf_counter()
-    for module in (bandwidth, timer_vs_torch, fusion, timer_floor, gpu):  # gpu: CUDA only
+    for module in (bandwidth, timer_vs_torch, fusion, timer_floor, gpu, compile_modes):  # the last two: CUDA only
         result = module.run(quick=args.quick)
         show(result)
         figures.extend(result)

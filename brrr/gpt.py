@@ -232,13 +232,18 @@ def train_flops(cfg: GPTConfig, batch: int, seq: int) -> dict:
     return out
 
 
-def padded(cfg: GPTConfig, multiple: int = 64) -> GPTConfig:
-    """``cfg`` with its vocabulary rounded up to a multiple of ``multiple`` (GPT-2's 50,257 ->
-    50,304), so the head's matmul has a width the tensor cores' tiles divide; the extra rows
-    are never a target (Karpathy's nanoGPT does the same)."""
+def padded_vocab(vocab: int, multiple: int = 64) -> int:
+    """``vocab`` rounded up to a multiple of ``multiple`` (GPT-2's 50,257 -> 50,304)."""
     if isinstance(multiple, bool) or not isinstance(multiple, int) or multiple < 1:
         raise ValueError(f"multiple must be a positive integer, got {multiple!r}")
-    return replace(cfg, vocab=-(-cfg.vocab // multiple) * multiple)
+    return -(-vocab // multiple) * multiple
+
+
+def padded(cfg: GPTConfig, multiple: int = 64) -> GPTConfig:
+    """``cfg`` with its vocabulary rounded up to a multiple of ``multiple`` (:func:`padded_vocab`), so that
+    every dimension of the head's matmul is a multiple of 16 bytes, which NVIDIA's matmul kernels run best
+    at; the extra rows are never a target (Karpathy's nanoGPT does the same)."""
+    return replace(cfg, vocab=padded_vocab(cfg.vocab, multiple))
 
 
 def sizes(quick: Optional[bool] = None, gpu: Optional[bool] = None) -> dict:

@@ -29,3 +29,19 @@ def test_run_all_quick_prints_every_figure(tmp_path):
     assert data["meta"]["quick"] is True and "versions" in data["meta"]
     for record in data["records"]:
         assert isinstance(record["value"], float) and record["value"] > 0
+
+
+def test_compile_modes_measures_each_mode_on_any_device():
+    """benchmarks/compile_modes.py's measurement, on a tiny model on this machine's CPU (on a GPU run_all runs it
+    at full size): one record per mode, a compile time and a time per pass."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import compile_modes
+    from brrr.gpt import GPTConfig
+    tiny = GPTConfig(n_layer=1, n_head=2, d_model=32, vocab=128, context=16)
+    got = compile_modes.measure(tiny, 2, 16, "cpu", dtype="float32", modes=("default",), budget=0.02)
+    assert set(got) == {"default"}
+    compile_seconds, seconds = got["default"]
+    assert compile_seconds > seconds > 0
+    import torch
+    if not torch.cuda.is_available():
+        assert compile_modes.run(quick=True) == []      # no CUDA GPU here: no figures

@@ -44,6 +44,11 @@ def test_records_are_valid(run):
         assert r["regime"] in ("compute-bound", "memory-bound", "overhead-bound")
         assert math.isclose(sum(r["regime_shares"].values()), 1)
         assert r["regime_shares"][r["regime"]] == max(r["regime_shares"].values())
+        # the profile's parts the worked problems read: casts only under autocast, the head at its width
+        assert r["profile_seconds"] == pytest.approx(sum(r["category_seconds"].values()))
+        assert (r["casts"] > 0 and 0 < r["cast_seconds"] < r["profile_seconds"]) == bool(r["autocast"])
+        assert r["head_width"] == r["vocab"] and 0 < r["head_seconds"] < r["profile_seconds"]
+        assert r["head_flops"] == 2 * r["tokens"] * result.meta["config"]["d_model"] * r["vocab"]
     again = Result.from_dict(json.loads(json.dumps(result.to_dict())))
     assert again.records == result.records
 

@@ -24,6 +24,7 @@ from typing import Optional
 from .. import config
 from ..mfu import mfu, mfu_column, mfu_peak, table_peak  # noqa: F401 (public here too)
 from ..results import Result, provenance
+from .capstone_rows import summary as profile_parts
 from .capstone_ridge import LINEAR_SHAPES, ridge_batch, ridge_tokens  # noqa: F401 (step 8, public here too)
 
 
@@ -151,7 +152,8 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
     peak, :func:`table_peak`, also in ``meta['mfu_peak']``), mfu (flops_per_second / peak_flops;
     None for a dtype that peak does not bound), counted_flops (all operators of the profile,
     :mod:`brrr.profiler.counting`), regime (the one that takes most of the profile's time),
-    regime_shares ({regime: share of time}), compile_seconds (first call of a compiled step),
+    regime_shares ({regime: share of time}), the profile's parts the worked problems read
+    (:func:`.capstone_rows.summary`), compile_seconds (first call of a compiled step),
     backend, builds_on (the step whose configuration this one changed, None for the first), kept
     (whether its change stays), skipped (None, or why the step did not run; a skipped record has
     no times and is not kept). Where a profile runs out of memory the step keeps its times, its
@@ -287,7 +289,7 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
                        "mfu": flops / timing["seconds"] / peak["flops"] if dtype in peak["dtypes"] else None,
                        "counted_flops": float(table.flops.sum()) if table is not None else None,
                        "regime": max(shares, key=shares.get) if shares else None, "regime_shares": shares,
-                       "compile_seconds": compile_seconds})
+                       "compile_seconds": compile_seconds, **(profile_parts(table) if table is not None else {})})
         record["kept"] = kept is None or record["seconds_per_token"] <= kept["seconds_per_token"]
         result.records.append(record)
         if record["kept"]:

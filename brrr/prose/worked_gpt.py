@@ -9,6 +9,8 @@ from . import words as w
 from . import worked
 from .worked import REFERENCE, WITHIN, _s, _whence, roofs
 from .worked_tf32 import _has_tf32, tf32_check, tf32_gain  # noqa: F401 (problem 3; the chapter calls it from here)
+from .worked_cast import cast_check, cast_saving, cast_weights  # noqa: F401 (problem 4; the chapter calls it from here)
+from .worked_vocab import vocab_check, vocab_gain  # noqa: F401 (problem 6; the chapter calls it from here)
 
 check = worked.check   # the check the chapter calls from here
 
