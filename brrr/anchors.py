@@ -126,16 +126,18 @@ def _names(group) -> str:
 
 
 def differences(own_kind: str, own_precision: str, own_gpus: int, own_device: str = None,
-                anchors=ANCHORS) -> list:
+                anchors=ANCHORS, own_mfu: bool = True) -> list:
     """Sentences on how ``anchors`` differ from this page's run (its kind, 'training' or 'inference';
-    precision; GPU count; GPU name), each chosen by comparing the fields."""
-    out = []
+    precision; GPU count; GPU name; ``own_mfu``: whether it has an MFU), each chosen by comparing the fields."""
+    out, needs_mfu = [], False
+    compare = ": compare MFU, not tokens/s" if own_mfu else ""
     for kind in dict.fromkeys(a.kind for a in anchors if a.kind != own_kind):
         group = [a for a in anchors if a.kind == kind]
         s = f"The published figures of {_names(group)} are for {kind}; this page's run is {own_kind}."
         if {kind, own_kind} == {"training", "inference"}:
             s += (" A training step adds a backward pass (about twice the forward's FLOPs) and an optimizer "
-                  "step, so at equal MFU it moves about a third of the tokens a second: compare MFU, not tokens/s.")
+                  f"step, so at equal MFU it moves about a third of the tokens a second{compare}.")
+            needs_mfu = True
         out.append(s)
     own = _formats(own_precision)
     for fmt, _ in _FORMATS:
@@ -154,5 +156,9 @@ def differences(own_kind: str, own_precision: str, own_gpus: int, own_device: st
             if model.lower() not in own_device.lower():
                 group = [a for a in anchors if a.hardware.split()[0] == model]
                 out.append(f"The runs of {_names(group)} used {model}s, this page's run {own_device}, "
-                           "whose peak differs: MFU compares the runs better than tokens/s.")
+                           f"whose peak differs{compare}.")
+                needs_mfu = True
+    if needs_mfu and not own_mfu:
+        out.append("MFU would compare these runs with this page's, but this page's run has none: no peak here "
+                   "bounds its precision.")
     return out

@@ -132,7 +132,7 @@ def test_training_sentence_without_runs_and_with_skips(run):
     assert "Did not run here" in text and "torch.compile failed here" in text
 
 
-def test_worked_problem_five_checks_the_fastest_step(run):
+def test_the_training_problem_checks_the_fastest_step(run):
     from brrr import device
     s = gpt.sizes(True)
     answer = worked_gpt.train_floor(s["config"], *s["train"], device())
@@ -142,6 +142,25 @@ def test_worked_problem_five_checks_the_fastest_step(run):
     assert slow.facts["outcome"] == "slower" and "optimizer" in slow.text
     fast = worked_gpt.check(answer.facts["seconds"] / 5, answer, "The step")
     assert fast.facts["above_roof"] and "cannot beat" in fast.text
+
+
+def test_the_training_bound_is_checked_only_where_its_peak_bounds_the_dtype(run):
+    """On a CPU the MFU's peak is the float32 rate, which does not bound the bfloat16 configurations: the bound
+    says so and is checked against the fastest float32 step only (a bf16 step below it is no bug)."""
+    from brrr import device
+    result = run
+    s = gpt.sizes(True)
+    answer = worked_gpt.train_floor(s["config"], *s["train"], device())
+    assert answer.facts["dtypes"] == ["float32"] and "bounds float32 arithmetic only, not bfloat16" in answer.text
+    fast = copy.deepcopy(result)
+    for r in fast.records:
+        r["seconds"] = answer.facts["seconds"] / (10 if r["dtype"] == "bfloat16" else 0.5)
+    verdict = worked_gpt.train_check(fast, answer)
+    assert "eager FP32" in verdict.text and not verdict.facts.get("above_roof")
+    gpu = copy.deepcopy(answer)
+    gpu.facts["dtypes"] = ["float32", "bfloat16"]
+    assert worked_gpt.train_check(fast, gpu).facts["above_roof"]       # where the peak bounds bf16, it is a bug
+    assert worked_gpt.train_check(None, answer).facts["outcome"] == "no step"
 
 
 def test_anchor_rows_and_differences(run):

@@ -56,6 +56,15 @@ def test_add_flops_and_bytes_by_hand():
     assert row["nbytes"] == 2 * M * N * F32
 
 
+def test_an_embedding_reads_the_rows_it_gathers_not_its_whole_table():      # review 07_08 item 29
+    vocab, width, tokens = 5000, 64, 12
+    row = only(brrr.profile(nn.Embedding(vocab, width), torch.randint(0, vocab, (2, tokens // 2)), measure=False),
+               "embedding")
+    assert row["nbytes"] == tokens * 8 + 2 * tokens * width * F32    # the indices, the rows read, the rows written
+    small = only(brrr.profile(nn.Embedding(3, width), torch.randint(0, 3, (tokens,)), measure=False), "embedding")
+    assert small["nbytes"] == tokens * 8 + 3 * width * F32 + tokens * width * F32   # a table smaller than the output
+
+
 def test_layer_norm_flops_and_bytes_by_hand():
     M, N = 24, 40
     row = only(brrr.profile(nn.LayerNorm(N), torch.randn(M, N), measure=False), "native_layer_norm")

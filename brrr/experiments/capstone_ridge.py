@@ -31,9 +31,9 @@ def ridge_batch(cfg, seq: int, roof, itemsize: int, tokens_now: int) -> tuple:
     ``tokens_now`` tokens already do or no batch can."""
     need = ridge_tokens(cfg, roof.ridge, itemsize)
     if not math.isfinite(need):
-        return None, (f"no batch puts every weight matmul past the ridge of {roof.ridge:.0f} FLOP/byte: the "
+        return None, (f"no batch puts every weight matmul past the ridge of {roof.ridge:.3g} FLOP/byte: the "
                       "intensity of the smallest tops out below it")
     if need <= tokens_now:
         return None, (f"the roofline says {tokens_now:,} tokens per call already put every weight matmul past "
-                      f"the ridge of {roof.ridge:.0f} FLOP/byte (it needs {math.ceil(need):,})")
+                      f"the ridge of {roof.ridge:.3g} FLOP/byte (it needs {math.ceil(need):,})")
     return 2 ** math.ceil(math.log2(math.ceil(need / seq))), None

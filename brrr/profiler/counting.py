@@ -62,6 +62,7 @@ _WRITE_ONLY = {"fill_", "zero_", "zeros_like", "ones_like", "full_like", "zeros"
 _POOLING = {"max_pool2d_with_indices", "max_pool2d", "avg_pool2d", "max_pool3d_with_indices",
             "avg_pool3d", "max_pool1d", "avg_pool1d"}
 _ALLOCATE_ONLY = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+_GATHERS = {"embedding", "index_select"}   # read only the rows they gather from their first argument, the table
 
 
 def _name(func) -> str:
@@ -93,7 +94,8 @@ def tensor_bytes(t) -> int:
 
 
 def count_bytes(func, args, kwargs, out) -> int:
-    """Ideal unfused bytes of one call: distinct inputs read once + outputs written once."""
+    """Ideal unfused bytes of one call: distinct inputs read once + outputs written once (a gather such as
+    ``embedding`` reads only the rows it gathers from its table, at most its output's bytes)."""
     name = _name(func)
     if name in _ALLOCATE_ONLY:
         return 0
@@ -101,8 +103,11 @@ def count_bytes(func, args, kwargs, out) -> int:
     if name in _WRITE_ONLY:
         return written
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-    read = sum(tensor_bytes(t) for t in _distinct(_tensors((args, kwargs))))
-    return read + written
+    inputs = _distinct(_tensors((args, kwargs)))
+    if name in _GATHERS and inputs:           # a gather reads at most the rows it writes out, not the whole table
+        table, rest = inputs[0], inputs[1:]
+        return min(tensor_bytes(table), written) + sum(tensor_bytes(t) for t in rest) + written
+    return sum(tensor_bytes(t) for t in inputs) + written
 
 
 def _numel(tensors) -> int:

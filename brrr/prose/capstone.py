@@ -213,11 +213,14 @@ def _reference_step(run, key: str) -> Prose:
                      {f"reference {w.device_of(run)}": "not recorded"})
     if r.get("skipped"):
         return Prose(f"{w.reference_intro(run)}, this step did not run.", {f"reference {w.device_of(run)}": "skipped"})
-    outcome, ratio = change(r, _previous(run, key))
+    before = _previous(run, key)
+    outcome, ratio = change(r, before)
+    than = f"than {before['label']}, the configuration it changed there" if before else ""
     t = f"{w.reference_intro(run)}: {_measured(r, run)}"
-    t += {"first": ".", "faster": f", {w.times(ratio)} faster per token than the step before.",
-          "slower": f", {w.times(1 / ratio)} slower per token than the step before.",
-          "same": ", about as fast per token as the step before."}[outcome]
+    t += {"first": ".", "faster": f", {w.times(ratio)} faster per token {than}.",
+          "slower": f", {w.times(1 / ratio)} slower per token {than}.",
+          "same": f", about as fast per token as {before['label'] if before else ''}, the configuration it changed "
+                  "there."}[outcome]
     return Prose(t, {f"reference {w.device_of(run)}": outcome})
 
 
@@ -243,7 +246,7 @@ def regime_path(result) -> Prose:
         text, outcome = f"{which} every one moved it: {w.listing(moved)}.", "all moved"
     elif not moved:
         text, outcome = (f"No step moved the dominant regime of the operators' time: each profile that shows one "
-                         f"put most of it in {dominant(stayed[0])} operators."), "none moved"
+                         f"put the largest share in {dominant(stayed[0])} operators."), "none moved"
     else:
         text, outcome = (f"{which} only {w.listing(moved)} moved it; {w.listing(r['label'] for r in stayed)} left it "
                          "where it was."), "some moved"

@@ -8,7 +8,7 @@ from .capstone import mfu_words
 
 OUTSIDE = ("optimizer", "norm", "loss", "attention", "other")   # cost classes outside the weight matmuls
 NAMES = {"optimizer": "the optimizer's update", "norm": "LayerNorm", "loss": "the loss (softmax over the vocabulary)",
-         "attention": "attention", "other": "elementwise work, casts and copies", "matmul": "the matmuls"}
+         "attention": "attention", "other": "kernels named for none of these classes", "matmul": "the matmuls"}
 
 
 def _costs(r) -> str:
@@ -108,5 +108,6 @@ def anchors(train=None, steps=None) -> Prose:
         return Prose("This page measured neither a training step nor a forward pass to set beside them.",
                      {"outcome": "none"})
     own = rows[0]
-    return Prose(" ".join(differences(own["kind"], own["precision"], own["gpus"], own["device"])),
+    return Prose(" ".join(differences(own["kind"], own["precision"], own["gpus"], own["device"],
+                                      own_mfu=own.get("mfu") is not None)),
                  {"outcome": own["kind"]})

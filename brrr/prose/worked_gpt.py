@@ -14,10 +14,14 @@ from .worked_vocab import vocab_check, vocab_gain  # noqa: F401 (problem 6; the 
 
 check = worked.check   # the check the chapter calls from here
 
-_FIXED = ("the roofline's bound is one perfect kernel, while an eager forward pass is dozens of separate operator "
+_FIXED = ("the roofline's bound is one perfect kernel, while an eager forward pass is many separate operator "
           "calls, each paying a fixed cost (Chapter 3) and each short of its own roof; the profile under Step 1 "
           "weighs each operator alone")
-REASONS = {"gpt call": (_FIXED, None), "ridge tokens": (_FIXED, None)}   # (why slower, why faster; None: caches)
+_SUMMED = ("the bound takes the largest of the three costs as if the other two hid behind it, while an eager pass runs "
+           "its operators one after another, each paying its fixed cost and then its own work, short of its own roof; "
+           "the profile under Step 1 weighs each operator alone")
+REASONS = {"gpt call": (_FIXED, None), "gpt call with its calls": (_SUMMED, None),
+           "ridge tokens": (_FIXED, None)}   # (why slower, why faster; None: caches)
 
 
 def _least(roof, flops: float, nbytes: float) -> float:
@@ -76,7 +80,8 @@ def eager_call(cfg, batch: int, seq: int, dev, fixed_cost: float = None) -> Pros
         text += (f"; GPT-2 small, the model this chapter runs on a GPU, reads {w.size(big_bytes)} of weights and is "
                  f"{ref.regime(big_flops, big_bytes)} there, at least {w.seconds(_least(ref, big_flops, big_bytes))}")
     text += ". " + w.no_reference("this model's forward calls", None)
-    return Prose(text, {"problem": "gpt call", "reasons": REASONS["gpt call"], "seconds": t, "flops": flops,
+    reasons = REASONS["gpt call" if calls is None else "gpt call with its calls"]
+    return Prose(text, {"problem": "gpt call", "reasons": reasons, "seconds": t, "flops": flops,
                         "flops_per_token": per_token, "nbytes": nbytes, "cache_bytes": dev.l2_bytes,
                         "regime": regime, "tokens": n, "roofline_seconds": roof_t, "roofline_regime": roof_regime,
                         "calls": calls})
@@ -149,14 +154,14 @@ def tokens_check(measured, answer: Prose, few=None, what: str = "The measurement
     elif growth < batch / (1 + w.SAME):
         outcome, text = "less than the tokens", text + (
             f"it took {w.times(growth)} as long for {batch} times the tokens: per token, "
-            f"{w.times(batch / growth)} cheaper, though the extra tokens were not free.")
+            f"{w.times(batch / growth)} cheaper.")
     else:
         outcome, text = "as the tokens", text + (
             f"it took {w.times(growth)} as long for {batch} times the tokens: no cheaper per token.")
     return Prose(str(verdict) + text, {**verdict.facts, "growth": growth, "growth_outcome": outcome})
 
 
-# --- Problem 4: attention's share --------------------------------------------------------------------------------
+# --- Problem 5: attention's share --------------------------------------------------------------------------------
 
 def _softmax_flops() -> int:
     from ..profiler.counting import PER_ELEMENT_FLOPS
@@ -193,9 +198,9 @@ def attention_share(cfg, batch: int, seq: int, dev) -> Prose:
     big_block, softmax = GPT2_SMALL.context / (6 * GPT2_SMALL.d_model + GPT2_SMALL.context), _softmax_flops()
     text = (f"Per token and block, attention does 4·T·d FLOPs and the weight matrices 24·d²: attention's share of "
             f"a block is T / (6d + T), and it passes half at **T = 6d**, {w.integer(6 * d)} tokens for this model "
-            f"(d = {d})"
-            + (f", {w.integer(6 * GPT2_SMALL.d_model)} for GPT-2 small" if d != GPT2_SMALL.d_model else "")
-            + (f", longer than its context of {w.integer(cfg.context)} tokens" if 6 * d > cfg.context else "")
+            f"(d = {d}"
+            + (f"; longer than this model's context of {w.integer(cfg.context)} tokens" if 6 * d > cfg.context else "")
+            + ")" + (f", {w.integer(6 * GPT2_SMALL.d_model)} for GPT-2 small" if d != GPT2_SMALL.d_model else "")
             + f". At T = {seq} it is {w.percent(block)} "
             f"of each block, and with the head, **{w.percent(share)} of the pass's FLOPs**. GPT-2 small at "
             f"{w.integer(GPT2_SMALL.context)} tokens: {w.percent(big_block)} of each block, {w.percent(big_share)} "
@@ -267,7 +272,7 @@ def attention_check(table, answer: Prose) -> Prose:
                         "profile_share": t_core / t_all})
 
 
-# --- Problem 5: the floor of a decode step -----------------------------------------------------------------------
+# --- Problem 7: the floor of a decode step -----------------------------------------------------------------------
 
 def decode_floor(cfg, dev) -> Prose:
     """The least time of one decode step of ``cfg``, its weights in the decode sweep's type
@@ -291,11 +296,11 @@ def decode_floor(cfg, dev) -> Prose:
     return Prose(text, {"problem": "decode floor", "seconds": float(t), "nbytes": nbytes, "itemsize": itemsize})
 
 
-# --- Problem 6: the least time of a training step ---------------------------------------------------------------
+# --- Problem 8: the least time of a training step ---------------------------------------------------------------
 
 _TRAIN = ("the bound counts only the matmuls at the peak, while a step also runs the loss, LayerNorm, the "
           "optimizer's update and elementwise work, each at its own roof, and its matmuls fall short of the peak; "
-          "the table below splits the step's time by what its kernels do")
+          "the table above splits the step's time by what its kernels do")
 REASONS["train floor"] = (_TRAIN, "a step cannot beat its own FLOPs at the peak: the count or the peak is "
                            "wrong, or the clock stopped before the device finished")
 
@@ -310,7 +315,8 @@ def train_floor(cfg, batch: int, seq: int, dev) -> Prose:
     from ..specs import GPU_SPECS
     f = train_flops(cfg, batch, seq)
     weights = (f["linear"] + f["head"]) // (6 * batch * seq)     # the weights the matmuls use
-    peak = table_peak(dev, weights_dtype(dev))
+    low = weights_dtype(dev) if dev.on_gpu else "bfloat16"        # the autocast configurations' type
+    peak = table_peak(dev, low)
     t = f["total"] / peak["flops"]
     ref = GPU_SPECS[REFERENCE]
     small = train_flops(GPT2_SMALL, 8, 1024)["total"]
@@ -321,5 +327,19 @@ def train_floor(cfg, batch: int, seq: int, dev) -> Prose:
             f"{w.integer(batch * seq / t)} tokens per second. "
             f"GPT-2 small on 8 × 1,024 tokens on the reference {ref.name}'s bfloat16 tensor cores "
             f"({w.rate(ref.bf16_tensor)}): {w.seconds(small / ref.bf16_tensor)} per step.")
-    return Prose(text, {"problem": "train floor", "reasons": REASONS["train floor"], "seconds": t, "flops": f["total"], "tokens": batch * seq,
-                        "peak": peak["flops"]})
+    if low not in peak["dtypes"]:
+        text += (f" The peak here bounds {w.listing(peak['dtypes'])} arithmetic only, not {low} (Chapter 1), so "
+                 f"the bound holds for the {w.listing(peak['dtypes'])} configuration alone.")
+    return Prose(text, {"problem": "train floor", "reasons": REASONS["train floor"], "seconds": t, "flops": f["total"],
+                        "tokens": batch * seq, "peak": peak["flops"], "dtypes": list(peak["dtypes"])})
+
+
+def train_check(result, answer: Prose) -> Prose:
+    """The fastest training configuration of ``result`` (``capstone_train``) whose dtype the answer's peak bounds,
+    checked against the answer's least time (:func:`.worked.check`)."""
+    from ..experiments.capstone_train import measured
+    bounded = [r for r in measured(result) if r.get("dtype") in answer.facts.get("dtypes", ())] if result else []
+    if not bounded:
+        return Prose("No training configuration that this bound holds for ran here.", {"outcome": "no step"})
+    fastest = min(bounded, key=lambda r: r["seconds"])
+    return check(fastest["seconds"], answer, f"The fastest step it bounds ({fastest['label']})")
