@@ -159,6 +159,6 @@ def differences(own_kind: str, own_precision: str, own_gpus: int, own_device: st
                            f"whose peak differs{compare}.")
                 needs_mfu = True
     if needs_mfu and not own_mfu:
-        out.append("MFU would compare these runs with this page's, but this page's run has none: no peak here "
-                   "bounds its precision.")
+        out.append(f"MFU would compare these runs with this page's, but this page's {own_kind} run has none: no "
+                   "peak here bounds its precision.")
     return out

@@ -73,8 +73,8 @@ def test_one_gpu_is_told_of_eight_and_of_the_gpu_models():
     assert "MFU compares" not in " ".join(models) and "compare MFU, not tokens/s" in models[0]
     none = differences("training", "bf16", 1, own_device="AMD EPYC", own_mfu=False)    # a CPU's bf16 step: no MFU
     assert none and not any("compare MFU" in s for s in none)
-    assert none[-1] == ("MFU would compare these runs with this page's, but this page's run has none: no peak here "
-                        "bounds its precision.") and sum("MFU would" in s for s in none) == 1
+    assert none[-1] == ("MFU would compare these runs with this page's, but this page's training run has none: no "
+                        "peak here bounds its precision.") and sum("MFU would" in s for s in none) == 1
 
 
 def test_differences_follow_the_fields_not_the_names():

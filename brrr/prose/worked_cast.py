@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from . import Prose
 from . import words as w
-from .worked import WITHIN
+from .worked import WITHIN, fit_words, fits_cache
 
 CAST_BYTES = 6     # a float32 weight cast to 16 bits: four bytes read, two written
 
@@ -36,20 +36,30 @@ def cast_saving(cfg, result) -> Prose:
             f"the position table and the LayerNorms') in float32 and writes a 16-bit copy, on every call: "
             f"{CAST_BYTES} bytes each, **{w.size(CAST_BYTES * n)} per call**.")
     facts = {"problem": "cast once", "weights": n, "nbytes": CAST_BYTES * n}
-    bandwidth = result.meta.get("device", {}).get("peak_bandwidth")
+    device = result.meta.get("device", {})
+    bandwidth, cache = device.get("peak_bandwidth"), device.get("l2_bytes")
     if bandwidth:
         facts["floor"] = CAST_BYTES * n / bandwidth
-        text += (f" At the {w.rate(bandwidth, 'B/s')} of the {result.meta['device'].get('name', 'device')} that "
-                 f"ran the steps, that is at least **{w.seconds(facts['floor'])}** per call.")
+        text += f" At the {w.rate(bandwidth, 'B/s')} of the {device.get('name', 'device')} that ran the steps, "
+        if fits_cache(4 * n, cache):       # back-to-back calls can find the float32 weights in the cache
+            text += (f"that would take {w.seconds(facts['floor'])} per call if the weights came from memory; their "
+                     f"{w.size(4 * n)} in float32 {fit_words(4 * n, cache)} its {w.size(cache)} cache, so the casts "
+                     "can take less.")
+        else:
+            text += f"that is at least **{w.seconds(facts['floor'])}** per call."
     text += (" It also casts each float32 activation that enters a matmul. Step 5 has no casts at all. If the casts "
              "take a share c of step 4's time and everything else kept its time, step 5 would be 1 / (1 − c) "
              "times as fast as step 4.")
     step4 = _records(result).get("autocast")
     if not _profiled(step4):
-        why = "did not run here" if not step4 or step4.get("skipped") else "has no profile here"
+        why = ("did not run here" if not step4 or step4.get("skipped") else
+               "was recorded before the steps kept their profiles' parts" if step4.get("regime_shares") else
+               "has no profile here")
         return Prose(text + f" Step 4 {why}, so c is unknown.", facts)
     c = step4["cast_seconds"] / step4["profile_seconds"]
-    speedup = 1 / (1 - c) if c < 1 else float("inf")
+    if c >= 1:                              # a profile of nothing but casts: no prediction
+        return Prose(text + " Step 4's profile puts all of its time in casts, so the formula gives no bound.", facts)
+    speedup = 1 / (1 - c)
     text += (f" Step 4's profile has {w.integer(step4['casts'])} casts (`aten::_to_copy`) taking "
              f"{w.seconds(step4['cast_seconds'])} of its operators' {w.seconds(step4['profile_seconds'])}: "
              f"c = {w.percent(c)}, so from the casts alone step 5 would be **{w.times(speedup)} as fast**. "

@@ -59,11 +59,21 @@ def vocab_gain(cfg, result, references=()) -> Prose:
 def _bound(result, text: str, facts: dict) -> Prose:
     from ..mfu import mfu_peak
     step, base = _pair(result)
-    if not step or step.get("skipped") or not _profiled(base):
-        return Prose(text + " The configuration step 7 changes has no profile here, so h is unknown.", facts)
+    if not step:
+        return Prose(text + " The run shown here has no record of step 7: it was recorded before the step was added "
+                     "to the chapter, so h is unknown.", facts)
+    if step.get("skipped") or not base:
+        return Prose(text + " Step 7 did not run in the run shown here, so h is unknown.", facts)
+    if not _profiled(base):
+        why = ("was recorded before the steps kept their profiles' parts" if base.get("regime_shares")
+               else "has no profile")
+        return Prose(text + f" The configuration step 7 changes, step {_number(base['step'])}, {why}, so h is "
+                     "unknown.", facts)
     total, head = base["profile_seconds"], base["head_seconds"]
     h = head / total
-    text += (f" The profile of step {_number(result, base['step'])} gives the head {w.seconds(head)} of "
+    if h >= 1:                              # a profile of nothing but the head: no bound
+        return Prose(text + " The profile puts all of its time in the head, so the formula gives no bound.", facts)
+    text += (f" The profile of step {_number(base['step'])} gives the head {w.seconds(head)} of "
              f"{w.seconds(total)}: h = {w.percent(h)}, so step 7 can be at most **{w.times(1 / (1 - h))} as fast**")
     facts.update(share=h, bound=1 / (1 - h))
     peak = mfu_peak(result)
@@ -75,14 +85,15 @@ def _bound(result, text: str, facts: dict) -> Prose:
     return Prose(text + ".", facts)
 
 
-def _number(result, key: str) -> str:
-    keys = [r["step"] for r in result.records]
-    return str(keys.index(key) + 1) if key in keys else key
+def _number(key: str) -> str:
+    """A step's number on the page (its place in :data:`brrr.experiments.capstone.STEP_KEYS`)."""
+    from ..experiments.capstone import STEP_KEYS
+    return str(STEP_KEYS.index(key) + 1) if key in STEP_KEYS else key
 
 
 def vocab_check(result, answer: Prose) -> Prose:
     """Step 7's measured speed-up over the configuration it changed against the answer's bound, and the head's
-    own time in the two profiles."""
+    own time in the two profiles (above the bound: the rest's time too)."""
     step, base = _pair(result)
     if not step:
         return Prose("", {"outcome": "no step"})          # the step's own paragraph above says so
@@ -90,23 +101,25 @@ def vocab_check(result, answer: Prose) -> Prose:
         return Prose("Step 7 did not run here (above), so there is no measurement to check the bound against.",
                      {"outcome": "skipped"})
     measured = base["seconds_per_token"] / step["seconds_per_token"]
-    text = f"Step 7 ran {w.times(measured)} as fast as step {_number(result, base['step'])}"
+    text = f"Step 7 ran {w.times(measured)} as fast as step {_number(base['step'])}"
     bound = answer.facts.get("bound") if answer.facts.get("here") else None
-    if bound is None:
+    both = _profiled(step) and _profiled(base) and step.get("head_seconds") and base.get("head_seconds")
+    if abs(measured - 1) <= w.SAME:
+        outcome, text = "about the same", text + " (within 10%)"
+    elif measured < 1:
+        outcome = "slower"
+    elif bound is None:
         outcome = "measured"
     elif measured > bound * (1 + WITHIN):
-        outcome = "above"
-        text += (f", more than the bound of {w.times(bound)}: so operators other than the head got faster too, or "
-                 "the profile, each operator replayed alone, understated the head's share")
-    elif measured < 1 + WITHIN / 4:
-        outcome = "no gain"
-        text += ": padding did not pay here"
+        outcome, text = "above", text + f", more than the bound of {w.times(bound)}"
     else:
-        outcome = "gained"
-        text += f", within the bound of {w.times(bound)}"
-    if _profiled(step) and _profiled(base) and step.get("head_seconds"):
+        outcome, text = "gained", text + f": {w.percent(measured / bound)} of the bound of {w.times(bound)}"
+    if both:
         text += (f". In the profiles, each operator replayed alone, the head's matmul took "
-                 f"{w.seconds(base['head_seconds'])} before and {w.seconds(step['head_seconds'])} padded, "
-                 f"{w.rate(base['head_flops'] / base['head_seconds'])} against "
-                 f"{w.rate(step['head_flops'] / step['head_seconds'])}")
+                 f"{w.seconds(base['head_seconds'])} before and {w.seconds(step['head_seconds'])} padded "
+                 f"({w.rate(base['head_flops'] / base['head_seconds'])} against "
+                 f"{w.rate(step['head_flops'] / step['head_seconds'])})")
+        if outcome == "above":       # the bound kept everything but the head: say what it took
+            text += (f", and everything else {w.seconds(base['profile_seconds'] - base['head_seconds'])} before and "
+                     f"{w.seconds(step['profile_seconds'] - step['head_seconds'])} padded")
     return Prose(text + ".", {"outcome": outcome, "speedup": measured})
