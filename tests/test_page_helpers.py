@@ -114,3 +114,16 @@ def test_chapter_experiments_match_the_chapters_beside_calls():
     assert {"capstone_steps", "worked_forward_small", "capstone_call_cost"} <= measured     # the pattern finds them
     for runs in reference.record_sets().values():
         assert set(runs) <= listed | measured, set(runs) - listed - measured
+
+
+def test_every_worked_answer_hides_its_code():
+    """A worked problem's answer is collapsed on the page; the cell that computes it must not show the call (the
+    reader would see which function answers it before predicting)."""
+    from pathlib import Path
+    import nbformat
+    root = Path(__file__).resolve().parents[1]
+    shown = [(path.name, c.get("id")) for path in sorted((root / "chapters").glob("0*.ipynb"))
+             for c in nbformat.read(str(path), 4).cells
+             if c.cell_type == "code" and "book.answer(" in c.source
+             and "remove-input" not in c.metadata.get("tags", [])]
+    assert not shown, shown

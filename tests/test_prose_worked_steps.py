@@ -75,7 +75,9 @@ def test_cast_check_outcomes(seconds, outcome):
 
 def test_cast_check_without_steps_or_profiles():
     answer = wg.cast_saving(TINY, steps())
-    assert wg.cast_check(steps(), answer).facts["outcome"] == "no step"
+    missing = wg.cast_check(steps(), answer)       # no empty output on the page: it says what is missing
+    assert missing.facts["outcome"] == "no step" and "no record of step 4" in str(missing)
+    assert "no record of step 5" in str(wg.cast_check(steps(rec("autocast", 0.01)), answer))
     skipped = wg.cast_check(steps(rec("autocast", 0.01), {"step": "cast", "skipped": "why"}), answer)
     assert skipped.facts["outcome"] == "skipped"
     bare = wg.cast_check(steps(rec("autocast", 0.01), rec("cast", 0.005)), answer)
@@ -167,7 +169,8 @@ def test_the_cast_floor_is_said_as_a_floor_only_where_the_weights_overflow_the_c
 
 
 def test_vocab_check_without_the_step():
-    assert wg.vocab_check(steps(), wg.vocab_gain(TINY, steps())).facts["outcome"] == "no step"
+    verdict = wg.vocab_check(steps(), wg.vocab_gain(TINY, steps()))
+    assert verdict.facts["outcome"] == "no step" and "no record of step 7" in str(verdict)
 
 
 # --- every record set, and a real profile ---------------------------------------------------------------------

@@ -89,7 +89,8 @@ def cast_check(result, answer: Prose) -> Prose:
     records = _records(result)
     step4, step5 = records.get("autocast"), records.get("cast")
     if not step4 or not step5:
-        return Prose("", {"outcome": "no step"})          # the step's own paragraph above says so
+        return Prose(f"The run shown here has no record of step {5 if step4 else 4}, so there is no measurement to "
+                     "check the prediction against.", {"outcome": "no step"})
     if step4.get("skipped") or step5.get("skipped"):
         return Prose("Steps 4 and 5 did not both run here, so there is nothing to compare.", {"outcome": "skipped"})
     measured = step4["seconds"] / step5["seconds"]

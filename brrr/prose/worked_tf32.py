@@ -61,7 +61,8 @@ def tf32_check(result, answer: Prose) -> Prose:
     records, f = {r["step"]: r for r in result.records}, answer.facts
     r3, r2 = records.get("tf32"), records.get("batch")
     if r3 is None or r2 is None:
-        return Prose("", {"outcome": "no step"})          # the step's own paragraph above says so
+        return Prose("The run shown here has no record of step 3, so there is no measurement to check the bound "
+                     "against.", {"outcome": "no step"})
     if r3.get("skipped"):
         return Prose("Step 3 did not run here (above), so there is no measurement to check the bound against.",
                      {"outcome": "skipped"})

@@ -96,7 +96,8 @@ def vocab_check(result, answer: Prose) -> Prose:
     own time in the two profiles (above the bound: the rest's time too)."""
     step, base = _pair(result)
     if not step:
-        return Prose("", {"outcome": "no step"})          # the step's own paragraph above says so
+        return Prose("The run shown here has no record of step 7, so there is no measurement to check the bound "
+                     "against.", {"outcome": "no step"})
     if step.get("skipped") or not base:
         return Prose("Step 7 did not run here (above), so there is no measurement to check the bound against.",
                      {"outcome": "skipped"})
