@@ -16,11 +16,11 @@ Runs only where torch has a CUDA GPU (run_all.py calls it; elsewhere it returns 
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import tempfile
 import time
+from unittest import mock
 
 from common import figure, show
 
@@ -33,6 +33,7 @@ def measure(cfg, batch: int, seq: int, device: str, dtype: str = "bfloat16", mod
     ``batch`` × ``seq`` tokens, weights in ``dtype``, with SDPA, each mode compiled afresh with no cache."""
     import torch
     from brrr.arrays import torch_dtype
+    from brrr.experiments.capstone import _error
     from brrr.experiments.wallclock import wall_time_per_call
     from brrr.gpt import GPT, tokens
     model = GPT(cfg).eval().to(device, dtype=torch_dtype(dtype))
@@ -47,7 +48,8 @@ def measure(cfg, batch: int, seq: int, device: str, dtype: str = "bfloat16", mod
     for mode in modes:
         torch._dynamo.reset()
         try:
-            with tempfile.TemporaryDirectory() as triton_cache, _env("TRITON_CACHE_DIR", triton_cache), \
+            with tempfile.TemporaryDirectory() as triton_cache, \
+                    mock.patch.dict(os.environ, {"TRITON_CACHE_DIR": triton_cache}), \
                     torch._inductor.config.patch(force_disable_caches=True):
                 fast = torch.compile(model, mode=mode)
                 start = time.perf_counter()
@@ -64,25 +66,11 @@ def measure(cfg, batch: int, seq: int, device: str, dtype: str = "bfloat16", mod
             sync()
             out[mode] = (compile_seconds, wall_time_per_call(call, backend, budget=budget)["seconds"])
         except Exception as exc:  # noqa: BLE001 - a mode this machine cannot compile or fit: say so, go on
-            out[mode] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
+            out[mode] = _error(exc)
         torch._dynamo.reset()
         if backend == "cuda":
             torch.cuda.empty_cache()
     return out
-
-
-@contextlib.contextmanager
-def _env(name: str, value: str):
-    """``os.environ[name]`` set to ``value`` inside the block."""
-    old = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = old
 
 
 def run(quick: bool = False) -> list:

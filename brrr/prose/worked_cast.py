@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import Prose
 from . import words as w
+from .capstone import _records
 from .worked import WITHIN, fit_words, fits_cache
 
 CAST_BYTES = 6     # a float32 weight cast to 16 bits: four bytes read, two written
@@ -17,10 +18,6 @@ def cast_weights(cfg) -> int:
     from ..experiments.capstone_ridge import LINEAR_SHAPES
     d = cfg.d_model
     return cfg.n_layer * sum(a * d * b * d + b * d for a, b in LINEAR_SHAPES) + cfg.vocab * d
-
-
-def _records(result) -> dict:
-    return {r["step"]: r for r in result.records}
 
 
 def _profiled(record) -> bool:

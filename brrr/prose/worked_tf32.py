@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import Prose
 from . import words as w
+from .capstone import _records
 from .worked import WITHIN
 
 
@@ -58,7 +59,7 @@ def tf32_gain(table, dev, references=()) -> Prose:
 def tf32_check(result, answer: Prose) -> Prose:
     """Step 3's measured speed-up over step 2 (``result``: the chapter's ``capstone_steps``) against the answer's
     bound, and the speed-up of the matmuls alone that it implies."""
-    records, f = {r["step"]: r for r in result.records}, answer.facts
+    records, f = _records(result), answer.facts
     r3, r2 = records.get("tf32"), records.get("batch")
     if r3 is None or r2 is None:
         return Prose("The run shown here has no record of step 3, so there is no measurement to check the bound "

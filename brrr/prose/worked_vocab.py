@@ -8,14 +8,14 @@ from __future__ import annotations
 from . import Prose
 from . import words as w
 from .worked import WITHIN
-from .worked_cast import _profiled, _records
+from .capstone import _previous, _records
+from .worked_cast import _profiled
 
 
 def _pair(result):
-    """(the vocabulary step's record, the record of the configuration it changed), or (record, None)."""
-    records = _records(result)
-    step = records.get("vocab")
-    return step, (records.get(step.get("builds_on")) if step else None)
+    """(the vocabulary step's record, the record of the configuration it changed), or (None, None)."""
+    step = _records(result).get("vocab")
+    return step, (_previous(result, "vocab") if step else None)
 
 
 def _ran(result) -> bool:
