@@ -75,10 +75,10 @@ CHAPTER_EXPERIMENTS = {
 def _gpu_runs(experiments=None) -> dict:
     """``{GPU name: {experiment: date}}`` of the shipped reference GPU runs of ``experiments``
     (default: all of them)."""
-    from .reference import record_sets, set_device
+    from .reference import is_replayed, record_sets, set_device
     gpus = {}
     for folder, runs in record_sets().items():
-        if folder == config.replay_set():
+        if is_replayed(folder):
             continue    # a replayed page's own run is not a reference beside it
         dev = set_device(runs)
         chosen = {name: r.meta.get("date", "")[:10] for name, r in runs.items()
@@ -129,11 +129,16 @@ def _replayed_sentence(dev) -> str:
     """The opening of a replayed page: which recorded run it shows, and how to measure one's own."""
     from .reference import replay_summary
     run = replay_summary()
-    versions = ", ".join(f"{k} {v}" for k, v in run["versions"].items() if k in ("torch", "cupy"))
-    return (f"**Measured on an {dev.name} on {run['date']} and replayed from that run** "
-            f"({versions}): every measured figure, table and sentence on this page is that GPU's, and its "
-            f"roofs come from the {dev.name}'s spec sheet (`brrr.specs`). Open this chapter in Colab (the "
-            "launch button at the top of the page) to measure your own GPU.")
+    versions = ", ".join(f"{k} {v}" for k, v in run["versions"].items()
+                        if k in (("torch", "cupy") if dev.on_gpu else ("torch", "numpy")))
+    roofs = (f"its roofs come from the {dev.name}'s spec sheet (`brrr.specs`)" if dev.on_gpu else
+             "its roofs are the peaks that CPU measured")
+    first = dev.name.split()[0] if dev.name else ""
+    spoken_vowel = first[:1] in "AEIOU" or (first.isupper() and first[:1] in "FHLMNRSX")    # 'an NVIDIA', 'an H100'
+    return (f"**Measured on {'an' if spoken_vowel else 'a'} {dev.name} on {run['date']} and replayed "
+            f"from that run** ({versions}): every measured figure, table and sentence on this page is that "
+            f"{'GPU' if dev.on_gpu else 'CPU'}'s, and {roofs}. Open this chapter in Colab (the launch button "
+            "at the top of the page) to measure your own GPU.")
 
 
 def intro(chapter: int, dev=None) -> Prose:
@@ -211,10 +216,12 @@ class Answer:
     def __init__(self, markdown: str, summary: str = "Answer", facts: dict = None):
         self.markdown, self.summary, self.facts = markdown, summary, dict(facts or {})
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self):
         blocks = [b.strip() for b in re.split(r"\n\s*\n", self.markdown) if b.strip()]
         body = "\n".join(f"<p>{_inline(' '.join(b.split()))}</p>" for b in blocks)
-        return f'<details class="brrr-answer">\n<summary>{html.escape(self.summary)}</summary>\n{body}\n</details>'
+        from .claims.page import plain
+        text = f'<details class="brrr-answer">\n<summary>{html.escape(self.summary)}</summary>\n{body}\n</details>'
+        return text, {"brrr": {"facts": plain(self.facts)}}
 
     def __repr__(self) -> str:   # what a plain-text front end shows
         return f"{self.summary}:\n{self.markdown}"

@@ -24,11 +24,16 @@ REPLAY_ENV = "BRRR_REPLAY"
 
 @functools.lru_cache(maxsize=1)
 def replay_set() -> str:
-    """The record set a replayed build shows (``BRRR_REPLAY``, e.g. 'nvidia-h200': a folder of
-    ``brrr/data/reference``), or '' for a live build that measures this machine (read once)."""
+    """The record set a replayed build shows (``BRRR_REPLAY``): a set's name such as 'nvidia-h200'
+    (a folder of ``brrr/data/reference``), or a path to a folder of records, which comes back
+    absolute (any value with a '/' is a path: ``./my-gpu``); '' for a live build that measures
+    this machine (read once)."""
     name = os.environ.get(REPLAY_ENV, "").strip()
-    if name and (name in (".", "..") or "/" in name or os.sep in name):
-        raise ValueError(f"{REPLAY_ENV} must name a record set such as 'nvidia-h200', got {name!r}")
+    if name in (".", ".."):
+        raise ValueError(f"{REPLAY_ENV} must name a record set such as 'nvidia-h200' or a folder such as "
+                         f"./my-gpu, got {name!r}")
+    if "/" in name or os.sep in name:
+        return os.path.abspath(os.path.expanduser(name))
     return name
 
 

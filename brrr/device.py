@@ -103,6 +103,8 @@ class Device:
         if self.backend == "cuda":
             return "unknown GPU: no entry in brrr.specs and its clocks could not be read; no peaks"
         p = self._cpu_peaks()
+        if self.replayed:
+            return p["method"]      # the recorded CPU's own source
         return f"measured on this machine ({p['date']}, {p['method']})"
 
     # --- the backend: decided once, here -------------------------------------
@@ -264,12 +266,19 @@ def _cuda_with_torch() -> Optional[Device]:
 
 
 def _replayed_device(set_name: str) -> Device:
-    """The device of the record set ``set_name`` (``BRRR_REPLAY``), from its records' summary."""
+    """The device of the record set ``set_name`` (``BRRR_REPLAY``), from its records' summary: a GPU
+    with its spec sheet, or a CPU with the peaks it measured then."""
     from .results import Result, record_set_folder
     summary = Result.load(str(min(record_set_folder(set_name).glob("*.json")))).meta.get("device", {})
+    if summary.get("backend") == "cpu":
+        peaks = {"bandwidth": summary["peak_bandwidth"], "flops_float32": summary["peak_flops_float32"],
+                 "flops_float64": summary.get("peak_flops_float64", summary["peak_flops_float32"] / 2),
+                 "date": "recorded", "method": summary.get("source", "")}
+        return Device(name=summary["name"], backend="cpu", array_library="numpy",
+                      l2_bytes=int(summary.get("l2_bytes") or 0), _measured=peaks, replayed=True)
     if summary.get("backend") != "cuda":
-        raise ValueError(f"BRRR_REPLAY={set_name!r}: only a GPU's record set can be replayed "
-                         f"(its device is {summary.get('name')!r}, backend {summary.get('backend')!r})")
+        raise ValueError(f"BRRR_REPLAY={set_name!r}: its device {summary.get('name')!r} has backend "
+                         f"{summary.get('backend')!r}, not 'cuda' or 'cpu'")
     spec = gpu_spec(summary["name"], {"multiProcessorCount": summary.get("sm_count")})
     if spec is None:
         raise ValueError(f"BRRR_REPLAY={set_name!r}: brrr.specs has no entry for {summary['name']!r}, "

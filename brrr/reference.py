@@ -118,13 +118,23 @@ def load(name: str, backend: str = "cuda", folder=None) -> list:
     base = Path(folder) if folder is not None else REFERENCE_DIR
     runs = []
     for path in sorted(base.glob(f"*/{name}.json")):
-        if folder is None and path.parent.name == config.replay_set():
+        if folder is None and is_replayed(path.parent):
             continue    # a replayed page shows that set as its own run, not beside it
         result = Result.load(str(path))
         result.meta["reference"] = True
         if backend is None or result.meta.get("device", {}).get("backend") == backend:
             runs.append(result)
     return runs
+
+
+def is_replayed(folder) -> bool:
+    """Whether ``folder`` (a path, or a set's name in brrr/data/reference) is the record set this
+    build replays (``BRRR_REPLAY``): that set is the page's own run, never a reference beside it."""
+    replayed = config.replay_set()
+    if not replayed:
+        return False
+    folder = Path(folder) if isinstance(folder, Path) or "/" in str(folder) else REFERENCE_DIR / folder
+    return folder.resolve() == record_set_folder(replayed).resolve()
 
 
 def record_sets(folder=None) -> dict:
@@ -142,6 +152,8 @@ def beside(data, name: str = None) -> list:
     or None where nothing was measured) of experiment ``name`` (default: the Result's own
     name): :func:`load` of that name, each device's run."""
     if name is None:
+        if data is None:
+            return []       # a replayed set without this record: nothing to draw it beside
         if not isinstance(data, Result):
             raise ValueError("name is needed for a DataFrame, e.g. beside(table, 'profile_block')")
         name = data.name

@@ -76,10 +76,12 @@ REFERENCE_DIR = Path(__file__).resolve().parent / "data" / "reference"
 
 
 def record_set_folder(set_name: str) -> Path:
-    """The folder of the shipped record set ``set_name``; ValueError naming the sets there are
-    where it is missing or empty."""
-    folder = REFERENCE_DIR / set_name
+    """The folder of the record set ``set_name``: a shipped set's name, or a path to a folder of
+    records (any name with a '/'); ValueError naming the shipped sets where it is missing or empty."""
+    folder = Path(set_name) if "/" in set_name or os.sep in set_name else REFERENCE_DIR / set_name
     if not folder.is_dir() or not any(folder.glob("*.json")):
+        if folder.parent != REFERENCE_DIR:
+            raise ValueError(f"BRRR_REPLAY={set_name!r} is no folder of brrr records (*.json)")
         have = ", ".join(sorted(p.name for p in REFERENCE_DIR.iterdir() if p.is_dir()))
         raise ValueError(f"BRRR_REPLAY={set_name!r} names no record set in {REFERENCE_DIR} (have: {have})")
     return folder

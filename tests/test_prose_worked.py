@@ -324,11 +324,11 @@ def test_two_ops_check_never_blames_a_fixed_cost_longer_than_the_call():
 def test_answer_is_a_details_block_with_escaped_markdown():
     p = worked.matmul_time(100, CPU)
     a = book.answer(p)
-    html = a._repr_html_()
+    html = a._repr_html_()[0]
     assert html.startswith('<details class="brrr-answer">\n<summary>Answer</summary>') and html.endswith("</details>")
     assert html.count("<p>") == 2 and "<strong>" in html and "**" not in html
     assert a.facts == p.facts and str(p) in repr(a)
-    tricky = book.answer("`x * 2` and <b>not bold</b>, *really*, x * 2 * 3", summary="Why?")._repr_html_()
+    tricky = book.answer("`x * 2` and <b>not bold</b>, *really*, x * 2 * 3", summary="Why?")._repr_html_()[0]
     assert "<code>x * 2</code>" in tricky and "&lt;b&gt;not bold&lt;/b&gt;" in tricky
     assert "<em>really</em>" in tricky and "x * 2 * 3" in tricky and "<summary>Why?</summary>" in tricky
     assert not re.search(r"<em>[^<]*2", tricky)

@@ -1,5 +1,6 @@
 """Replay: a build with BRRR_REPLAY=<set> shows that recorded run and measures nothing here."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -37,6 +38,26 @@ def test_the_newest_gpu_set_is_the_latest_dated_gpu_run():
     gpu = {name: max(r.meta["date"] for r in runs.values()) for name, runs in sets.items()
            if next(iter(runs.values())).meta["device"]["backend"] == "cuda"}
     assert GPU_SET == max(gpu, key=gpu.get)
+
+
+def test_a_folder_of_records_replays_like_a_shipped_set_and_a_cpu_set_replays_its_peaks(monkeypatch, tmp_path):
+    import shutil
+    cpu = reference.REFERENCE_DIR / "amd-epyc-2-threads"
+    shutil.copy(cpu / "bandwidth_vs_size.json", tmp_path / "bandwidth_vs_size.json")
+    monkeypatch.setenv(config.REPLAY_ENV, str(tmp_path))
+    config.reread()
+    device_module._detect.cache_clear()
+    try:
+        recorded = reference.record_sets()["amd-epyc-2-threads"]["bandwidth_vs_size"].meta["device"]
+        dev = brrr.device()
+        assert dev.replayed and not dev.on_gpu and dev.name == recorded["name"]
+        assert dev.peak_bandwidth == recorded["peak_bandwidth"] and dev.source == recorded["source"]
+        assert reference.measure("bandwidth_vs_size", lambda: 1 / 0).records
+        assert reference.is_replayed(tmp_path) and not reference.is_replayed("amd-epyc-2-threads")
+    finally:
+        monkeypatch.delenv(config.REPLAY_ENV)
+        config.reread()
+        device_module._detect.cache_clear()
 
 
 def test_replay_returns_records_and_never_runs_the_measurement(replaying):
@@ -87,12 +108,18 @@ def test_a_replayed_page_opens_with_the_run_it_shows_and_draws_other_devices_bes
     assert all(r.meta["device"]["name"] != dev for r in reference.beside(None, "bandwidth_vs_size"))
 
 
-def test_a_bad_replay_set_is_refused(monkeypatch):
-    for bad in ("../etc", "a/b"):
+def test_a_bad_replay_set_is_refused(monkeypatch, tmp_path):
+    for bad in (".", ".."):
         monkeypatch.setenv(config.REPLAY_ENV, bad)
         config.reread()
         with pytest.raises(ValueError, match="BRRR_REPLAY"):
             config.replay_set()
+    for bad in ("../etc", str(tmp_path)):      # a path, but no folder of records
+        monkeypatch.setenv(config.REPLAY_ENV, bad)
+        config.reread()
+        assert config.replay_set() == os.path.abspath(bad)
+        with pytest.raises(ValueError, match="is no folder of brrr records"):
+            reference.replay_runs()
     monkeypatch.setenv(config.REPLAY_ENV, "no-such-set")
     config.reread()
     with pytest.raises(ValueError, match="names no record set"):

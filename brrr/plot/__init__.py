@@ -38,6 +38,24 @@ from .latency import bandwidth_vs_parallelism  # noqa: F401 - chapter 2: bandwid
 from .networks import network_predictions  # noqa: F401 - chapter 6: networks, predicted and measured
 from . import diagrams
 
+
+def _draws_nothing_for_a_missing_run(figure):
+    """``figure`` that returns None, drawing nothing, where its data is None: a replayed set without
+    that record (:func:`brrr.reference.measure` has said so on the page)."""
+    import functools
+
+    @functools.wraps(figure)
+    def drawn(data=None, *args, **kwargs):
+        return None if data is None else figure(data, *args, **kwargs)
+    return drawn
+
+
+for _name in ("sweep", "repeat_sweep", "bandwidth_vs_size", "matmul_vs_size", "bars",
+              "python_ops_per_second", "time_vs_size", "reduce_overhead", "double_the_batch", "fusion_speedups",
+              "fusion_times", "checkpoint_sweep", "checkpoint_peak_memory", "compiled_recompute", "dtype_roofline",
+              "trace_timeline", "capstone_steps", "bandwidth_vs_parallelism", "network_predictions"):
+    globals()[_name] = _draws_nothing_for_a_missing_run(globals()[_name])
+
 __all__ = [
     # style, units and labels
     "SPEC_COLOR", "MEASURED_COLOR", "REFERENCE_COLOR", "REFERENCE_MARKERS", "REFERENCE_SHADES", "STYLE",

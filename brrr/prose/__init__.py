@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..claims.page import plain  # noqa: F401 (public here too)
 from ..results import needs_measurements  # noqa: F401 (the verdicts of worked problems use it)
 
 
@@ -37,8 +38,10 @@ class Prose:
     text: str
     facts: dict = field(default_factory=dict)
 
-    def _repr_markdown_(self) -> str:
-        return self.text
+    def _repr_markdown_(self):
+        """The text, and its facts as the output's metadata (``brrr.facts``): an executed notebook
+        keeps what each sentence was chosen from, which the tests read back."""
+        return self.text, {"brrr": {"facts": plain(self.facts)}}
 
     def __str__(self) -> str:
         return self.text

@@ -1,0 +1,146 @@
+"""Measurements against the roofline: how near a bound one came, and which bound is the largest."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..roofline import COMPUTE, MEMORY, OVERHEAD, Roofline
+from .base import ABOVE_ROOF, UNEXPLAINED, Claim, cap, listing
+from .quantity import ClaimError, agrees, finite, quantity
+
+UNEXPLAINED_REGIME = "explained by no bound"
+
+
+@dataclass
+class Bound(Claim):
+    """How near a measurement came to the most ``roof`` allows: a time against its least time
+    (``unit='s'``), or a rate against a peak (``'FLOP/s'``, ``'B/s'``; ``mfu=True`` calls the share
+    MFU, and the sentence names the peak). Above the roof, the sentence says why: timing noise (up
+    to ABOVE_ROOF), a working set of ``nbytes`` that fits the ``cache_bytes`` cache, a roof the CPU
+    measured, or else that the count or the roof is wrong."""
+    subject: str
+    measured: float
+    allowed: float
+    roof: str
+    unit: str = "s"
+    mfu: bool = False
+    nbytes: Optional[float] = None
+    cache_bytes: Optional[float] = None
+    measured_roof: bool = False
+    name: str = ""
+
+    def validate(self):
+        self.measured = finite("Bound", "measured", self.measured)
+        self.allowed = finite("Bound", "allowed", self.allowed)
+        quantity(self.measured, self.unit)
+
+    @property
+    def share(self) -> float:
+        """The share of the roof's speed reached: least time / time, or rate / peak."""
+        return self.allowed / self.measured if self.unit == "s" else self.measured / self.allowed
+
+    @property
+    def outcome(self) -> str:
+        return "above" if self.share > 1 else "below"
+
+    def why(self) -> str:
+        if self.share <= ABOVE_ROOF:
+            return f"within the {quantity(ABOVE_ROOF - 1, '%')} a timing can err by"
+        if self.nbytes and self.cache_bytes and self.nbytes <= self.cache_bytes:
+            return (f"its {quantity(self.nbytes, 'B')} fit in the {quantity(self.cache_bytes, 'B')} cache, "
+                    "which is faster than the DRAM the roof counts")
+        if self.measured_roof:
+            return "the roof is the peak this CPU measured, not a hardware limit"
+        return "no roof allows that, so the count of its bytes or FLOPs, or the roof, is wrong"
+
+    def text(self) -> str:
+        m, a, share = quantity(self.measured, self.unit), quantity(self.allowed, self.unit), quantity(self.share, "%")
+        if self.unit == "s":
+            said = f"{cap(self.subject)} ran at {share} of the speed {self.roof} allows: {m} against at least {a}"
+        elif self.mfu:
+            said = f"{cap(self.subject)} ran at {share} MFU against {self.roof}: {m} of {a}"
+        else:
+            said = f"{cap(self.subject)} reached {share} of {self.roof}: {m} against {a}"
+        return said + (f", a point above the roof: {self.why()}." if self.outcome == "above" else ".")
+
+    def check(self):
+        said = self.text()
+        agrees(said.split(f"{cap(self.subject)} ", 1)[1].split(" ", 2)[2], self.share)
+        if (self.outcome == "above") != ("above the roof" in said):
+            raise ClaimError(f"a share of {self.share} flagged wrongly: {said!r}")
+        if self.mfu and f"of {quantity(self.allowed, self.unit)}" not in said:
+            raise ClaimError(f"an MFU that does not name its peak: {said!r}")
+
+
+@dataclass
+class Regime(Claim):
+    """Which of a call's least times is the largest, by ``Roofline.regime`` (the book's one rule):
+    the arithmetic, the memory traffic, or, where ``call_cost`` is known, the fixed cost of a call.
+    Where the measured ``seconds`` are more than UNEXPLAINED times the largest, the sentence says that
+    none of them explains the time, and names what is left; it gives no regime then."""
+    subject: str
+    flops: float
+    nbytes: float
+    roof: Roofline
+    call_cost: Optional[float] = None
+    seconds: Optional[float] = None
+    name: str = ""
+
+    def __post_init__(self):
+        if isinstance(self.roof, dict):
+            self.roof = Roofline.from_dict(self.roof)
+        super().__post_init__()
+
+    def validate(self):
+        self.flops = finite("Regime", "flops", self.flops, positive=False)
+        self.nbytes = finite("Regime", "nbytes", self.nbytes, positive=False)
+        if not isinstance(self.roof, Roofline):
+            raise ValueError(f"Regime: roof must be a brrr.Roofline, got {type(self.roof).__name__}")
+        for name in ("call_cost", "seconds"):
+            if getattr(self, name) is not None:
+                setattr(self, name, finite("Regime", name, getattr(self, name)))
+        if max(self.bounds().values()) <= 0:
+            raise ValueError("Regime: a call with no FLOPs, no bytes and no call cost has no bound")
+
+    def bounds(self) -> dict:
+        """{regime: least seconds} of each bound the claim knows."""
+        out = {COMPUTE: self.flops / self.roof.peak_flops, MEMORY: self.nbytes / self.roof.peak_bandwidth}
+        if self.call_cost is not None:
+            out[OVERHEAD] = self.call_cost
+        return out
+
+    @property
+    def regime(self) -> str:
+        return self.roof.with_ceilings(overhead=self.call_cost).regime(self.flops, self.nbytes)
+
+    @property
+    def outcome(self) -> str:
+        if self.seconds is not None and self.seconds > UNEXPLAINED * max(self.bounds().values()):
+            return UNEXPLAINED_REGIME
+        return self.regime
+
+    def _least(self) -> str:
+        what = {COMPUTE: "the arithmetic", MEMORY: "the memory traffic", OVERHEAD: "the fixed cost of a call"}
+        return listing([f"{quantity(t, 's')} for {what[k]}" for k, t in self.bounds().items()])
+
+    def text(self) -> str:
+        s = cap(self.subject)
+        if self.outcome == UNEXPLAINED_REGIME:
+            ratio = self.seconds / max(self.bounds().values())
+            left = ("too little parallel work to hide latency (Chapter 2)" if self.call_cost is not None else
+                    "a fixed cost per call (Chapter 3) or too little parallel work to hide latency (Chapter 2)")
+            return (f"{s} took {quantity(self.seconds, 's')}, {quantity(ratio, 'x')} the largest of its least "
+                    f"times ({self._least()}): none of them explains it, which leaves {left}.")
+        alone = "" if self.call_cost is not None else " alone (no fixed cost of a call is known here)"
+        return f"{s} is {self.regime} by the roofline{alone}: its least times are {self._least()}."
+
+    def check(self):
+        bounds, said = self.bounds(), self.text()
+        largest = max(bounds.values())
+        if bounds[self.regime] != largest and not (self.regime == OVERHEAD and bounds[OVERHEAD] >= largest):
+            raise ClaimError(f"{self.regime} is not the largest of {bounds}")
+        if self.outcome == UNEXPLAINED_REGIME:
+            if any(r in said for r in (COMPUTE, MEMORY, OVERHEAD)):
+                raise ClaimError(f"a time no bound explains, given a regime: {said!r}")
+        elif f"is {self.regime} by the roofline" not in said:
+            raise ClaimError(f"{said!r} does not say {self.regime}")

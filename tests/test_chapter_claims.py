@@ -1,0 +1,124 @@
+"""Every chapter, replayed from every record set (the shipped ones, the quick one, and synthetic
+sets for GPUs we have no run of), runs without a cell error, and every claim it makes holds.
+
+The replays are made once per session by ``scripts/replay_sets.py`` into ``_build/sets`` (about a
+minute a set on two cores). ``BRRR_REUSE_REPLAYS=1`` reuses the notebooks there, and
+``BRRR_CHAPTERS="02 08"`` replays only those chapters (for iterating on a chapter).
+"""
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from brrr import claims
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "tests"))
+import chapter_claims  # noqa: E402
+import replay_sets  # noqa: E402
+import synthetic_sets  # noqa: E402
+
+pytestmark = pytest.mark.slow
+OUT = ROOT / "_build" / "sets"
+GOLDEN = ROOT / "tests" / "data" / "golden"
+CHAPTERS = [c.stem for c in replay_sets.CHAPTERS
+            if not os.environ.get("BRRR_CHAPTERS") or any(c.stem.startswith(p) for p in os.environ["BRRR_CHAPTERS"].split())]
+REAL_SETS = {"nvidia-h200": "nvidia-h200", "nvidia-h100-80gb-hbm3": "nvidia-h100-80gb-hbm3",
+             "amd-epyc-2-threads": "amd-epyc-2-threads",
+             "quick-amd-epyc-2-threads": str(ROOT / "tests" / "data" / "records" / "quick" / "amd-epyc-2-threads")}
+# The chapters whose prose speaks only through claims: the stricter checks below hold for them.
+MIGRATED = set()
+
+
+@pytest.fixture(scope="session")
+def replayed() -> dict:
+    """{set label: folder of executed notebooks}, replayed now unless BRRR_REUSE_REPLAYS is set."""
+    folders = dict(REAL_SETS)
+    synthetic = synthetic_sets.make_all(OUT / "synthetic-records")
+    folders.update({label: str(folder) for label, folder in synthetic.items()})
+    labelled = {}
+    for label, folder in folders.items():
+        out = OUT / label
+        labelled[label] = out
+        have = all((out / f"{c}.ipynb").exists() for c in CHAPTERS)
+        if os.environ.get("BRRR_REUSE_REPLAYS") and have:
+            continue
+        replay_sets.replay_sets([folder], OUT / "_tmp", [c[:2] for c in CHAPTERS], jobs=2)
+        name = replay_sets.set_folder(folder).name
+        out.mkdir(parents=True, exist_ok=True)
+        for chapter in CHAPTERS:
+            os.replace(OUT / "_tmp" / name / f"{chapter}.ipynb", out / f"{chapter}.ipynb")
+    return labelled
+
+
+def _cases():
+    labels = list(REAL_SETS) + list(synthetic_sets.DEVICES)
+    return [pytest.param(label, chapter, id=f"{label}-{chapter[:2]}") for label in labels for chapter in CHAPTERS]
+
+
+def _cells(replayed, label, chapter):
+    return chapter_claims.cells(replayed[label] / f"{chapter}.ipynb")
+
+
+@pytest.mark.parametrize("label,chapter", _cases())
+def test_a_replayed_chapter_runs_without_a_cell_error(replayed, label, chapter):
+    failed = [c["key"][:80] for c in _cells(replayed, label, chapter) if c["error"]]
+    assert not failed, f"{label}: {chapter} failed in {len(failed)} cell(s): {failed}"
+
+
+@pytest.mark.parametrize("label,chapter", _cases())
+def test_every_claim_a_chapter_makes_holds(replayed, label, chapter):
+    for cell in _cells(replayed, label, chapter):
+        page = "\n".join(cell["texts"])
+        for data in cell["claims"]:
+            try:
+                claims.check_all(data, page)
+            except (claims.ClaimError, ValueError) as e:
+                pytest.fail(f"{label}, {chapter}, cell {cell['key'][:60]!r}: {e}")
+
+
+@pytest.mark.parametrize("label,chapter", _cases())
+def test_a_migrated_chapter_says_at_most_five_sentences_per_run_and_leaves_no_cell_empty(replayed, label, chapter):
+    if chapter[:2] not in MIGRATED:
+        pytest.skip(f"{chapter} still has prose written before the claims")
+    for cell in _cells(replayed, label, chapter):
+        if "brrr.prose" in cell["key"] or "brrr.claims" in cell["key"]:
+            assert cell["texts"], f"{label}, {chapter}: the cell {cell['key'][:60]!r} shows nothing"
+        for text in cell["texts"]:
+            for paragraph in text.split("\n\n"):
+                sentences = len(re.findall(r"[.!?](?:\s|$)", paragraph.replace("e.g.", "eg")))
+                assert sentences <= claims.MOST_SENTENCES, f"{label}, {chapter}: {paragraph[:120]!r}"
+
+
+def _golden_changes(chapter: str) -> dict:
+    path = GOLDEN / "changes" / f"{chapter[:2]}.json"
+    return json.loads(path.read_text()) if path.exists() else {"cells": {}, "facts": {}}
+
+
+@pytest.mark.parametrize("label", ["nvidia-h200", "amd-epyc-2-threads"])
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_outcomes_are_the_golden_ones_unless_a_change_says_why(replayed, label, chapter):
+    """The outcomes dumped before the claims (``tests/data/golden/<set>.json``) hold, or
+    ``tests/data/golden/changes/<NN>.json`` says where the cell went and why an outcome changed."""
+    golden = json.loads((GOLDEN / f"{label}.json").read_text()).get(chapter, [])
+    changes = _golden_changes(chapter)
+    now = {c["key"]: chapter_claims.categorical(c["facts"]) for c in _cells(replayed, label, chapter)}
+    wrong = []
+    for cell in golden:
+        key = cell["key"]
+        moved = changes["cells"].get(key, {"now": key})
+        if moved.get("now") is None:
+            continue    # the cell went, and the change says why
+        facts = now.get(moved["now"])
+        if facts is None:
+            wrong.append(f"the cell {key[:70]!r} is gone (say where in changes/{chapter[:2]}.json)")
+            continue
+        for fact, value in cell["facts"].items():
+            if facts.get(fact) != value and f"{label} :: {key} :: {fact}" not in changes["facts"] \
+                    and f"* :: {key} :: {fact}" not in changes["facts"]:
+                wrong.append(f"{key[:50]!r}: {fact} was {value!r}, now {facts.get(fact)!r}")
+    assert not wrong, "\n".join(wrong)
