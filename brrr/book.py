@@ -101,17 +101,19 @@ def _references_sentence(chapter: int = None) -> str:
     """Which of chapter ``chapter``'s experiments (:data:`CHAPTER_EXPERIMENTS`) are drawn beside
     a shipped reference GPU run; for a chapter not in that table, the book's reference GPUs."""
     everywhere = _gpu_runs()
+    other = " other" if config.replay_set() else ""     # a replayed page is itself a GPU's run
     if not everywhere:
-        return "No reference GPU runs ship with this copy of `brrr`, so every figure shows this run only."
+        return f"No{other} reference GPU runs ship with this copy of `brrr`, so every figure shows this run only."
     own = CHAPTER_EXPERIMENTS.get(chapter)
     if own is None:
         return ("Beside this run, figures draw in grey the same experiment measured on the reference "
                 f"GPU{'s' if len(everywhere) > 1 else ''}: {_gpu_list(everywhere)}, where a reference run of "
-                "that experiment ships; elsewhere the figure shows this run alone and the text says so.")
+                "that experiment ships; elsewhere the figure shows this run alone.")
     gpus = _gpu_runs(own)
     shipped = [name for name in own if any(name in runs for runs in gpus.values())]
     if not shipped:
-        return ("No reference GPU run of this chapter's experiments ships with this edition yet, so every "
+        whose = "other GPU's run" if other else "reference GPU run"
+        return (f"No {whose} of this chapter's experiments ships with this edition yet, so every "
                 "figure shows this run alone. (The reference GPU runs that do ship, of other chapters' "
                 "experiments, are listed in the appendix *Reference measurements*.)")
     plural = "s" if len(gpus) > 1 else ""
@@ -121,8 +123,7 @@ def _references_sentence(chapter: int = None) -> str:
     names = ", ".join(f"`{name}`" for name in shipped)
     return (f"Of this chapter's {len(own)} experiments, {len(shipped)} ({names}) "
             f"{'has' if len(shipped) == 1 else 'have'} a reference run on the GPU{plural} {_gpu_list(gpus)}, "
-            f"drawn in grey beside this run; the other {len(own) - len(shipped)} show this run alone, "
-            "and the text says so.")
+            f"drawn in grey beside this run; the other {len(own) - len(shipped)} show this run alone.")
 
 
 def _replayed_sentence(dev) -> str:

@@ -133,8 +133,9 @@ def is_replayed(folder) -> bool:
     replayed = config.replay_set()
     if not replayed:
         return False
-    folder = Path(folder) if isinstance(folder, Path) or "/" in str(folder) else REFERENCE_DIR / folder
-    return folder.resolve() == record_set_folder(replayed).resolve()
+    def where(name):
+        return Path(name) if isinstance(name, Path) or "/" in str(name) else REFERENCE_DIR / name
+    return where(folder).resolve() == where(replayed).resolve()
 
 
 def record_sets(folder=None) -> dict:

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import brrr
-from brrr import book, reference
+from brrr import book, config, reference
 
 
 def test_intro_names_the_device_and_the_reference_gpus(monkeypatch):
@@ -65,11 +65,18 @@ def test_banner_when_no_gpu_run_ships_at_all(shipped):
     assert "No reference GPU runs ship with this copy" in book._references_sentence(5)
 
 
-def test_banner_when_none_of_the_chapters_experiments_has_a_gpu_run(shipped):
+def test_banner_when_none_of_the_chapters_experiments_has_a_gpu_run(shipped, monkeypatch):
     shipped(gpu={"matmul_vs_size": "2026-01-01"}, cpu={"checkpoint_sweep": "2026-01-01"})
     text = book._references_sentence(5)
     assert text.startswith("No reference GPU run of this chapter's experiments ships")
     assert "GPU X" not in text and "each figure draws" not in text
+    monkeypatch.setenv(config.REPLAY_ENV, "elsewhere")    # a replayed page is itself a GPU's run
+    config.reread()
+    try:
+        assert book._references_sentence(5).startswith("No other GPU's run of this chapter's experiments ships")
+    finally:
+        monkeypatch.delenv(config.REPLAY_ENV)
+        config.reread()
 
 
 def test_banner_when_some_of_the_chapters_experiments_have_a_gpu_run(shipped):
