@@ -3,7 +3,9 @@ sets for GPUs we have no run of), runs without a cell error, and every claim it 
 
 The replays are made once per session by ``scripts/replay_sets.py`` into ``_build/sets`` (about a
 minute a set on two cores). ``BRRR_REUSE_REPLAYS=1`` reuses the notebooks there, and
-``BRRR_CHAPTERS="02 08"`` replays only those chapters (for iterating on a chapter).
+``BRRR_CHAPTERS="02 08"`` replays only those chapters (for iterating on a chapter). Under ``make
+test`` (``BRRR_BUILT_BOOKS=1``), the H200 set is read from the replayed book just built, and the
+full book's live run on this machine is checked too (label ``live``).
 """
 import json
 import os
@@ -34,6 +36,11 @@ REAL_SETS = {"nvidia-h200": "nvidia-h200", "nvidia-h100-80gb-hbm3": "nvidia-h100
 MIGRATED = set()
 
 
+BUILT = {"nvidia-h200": ROOT / "_build" / "replay" / "_build" / "jupyter_execute" / "chapters",
+         "live": ROOT / "_build" / "_build" / "jupyter_execute" / "chapters"}
+USE_BUILT = bool(os.environ.get("BRRR_BUILT_BOOKS"))
+
+
 @pytest.fixture(scope="session")
 def replayed() -> dict:
     """{set label: folder of executed notebooks}, replayed now unless BRRR_REUSE_REPLAYS is set."""
@@ -41,6 +48,9 @@ def replayed() -> dict:
     synthetic = synthetic_sets.make_all(OUT / "synthetic-records")
     folders.update({label: str(folder) for label, folder in synthetic.items()})
     labelled = {}
+    if USE_BUILT:
+        labelled.update(BUILT)
+        folders.pop("nvidia-h200")
     for label, folder in folders.items():
         out = OUT / label
         labelled[label] = out
@@ -56,7 +66,7 @@ def replayed() -> dict:
 
 
 def _cases():
-    labels = list(REAL_SETS) + list(synthetic_sets.DEVICES)
+    labels = list(REAL_SETS) + list(synthetic_sets.DEVICES) + (["live"] if USE_BUILT else [])
     return [pytest.param(label, chapter, id=f"{label}-{chapter[:2]}") for label in labels for chapter in CHAPTERS]
 
 
