@@ -136,9 +136,10 @@ def _replayed_sentence(dev) -> str:
              "its roofs are the peaks that CPU measured")
     first = dev.name.split()[0] if dev.name else ""
     spoken_vowel = first[:1] in "AEIOU" or (first.isupper() and first[:1] in "FHLMNRSX")    # 'an NVIDIA', 'an H100'
+    host = " (or its host CPU's, for what runs on the CPU: Python, NumPy)" if dev.on_gpu else ""
     return (f"**Measured on {'an' if spoken_vowel else 'a'} {dev.name} on {run['date']} and replayed "
             f"from that run** ({versions}): every measured figure, table and sentence on this page is that "
-            f"{'GPU' if dev.on_gpu else 'CPU'}'s, and {roofs}. Open this chapter in Colab (the launch button "
+            f"{'GPU' if dev.on_gpu else 'CPU'}'s{host}, and {roofs}. Open this chapter in Colab (the launch button "
             "at the top of the page) to measure your own GPU.")
 
 
@@ -214,15 +215,19 @@ class Answer:
     """A worked problem's answer, collapsed: an HTML ``<details>`` block that opens on a click, the same in
     the built book and in Jupyter or Colab (which render a cell's HTML output as it is)."""
 
-    def __init__(self, markdown: str, summary: str = "Answer", facts: dict = None):
+    def __init__(self, markdown: str, summary: str = "Answer", facts: dict = None, claims: list = None):
         self.markdown, self.summary, self.facts = markdown, summary, dict(facts or {})
+        self.claims = list(claims or [])
 
     def _repr_html_(self):
+        """The HTML, and in the output's metadata the facts, the claims (checked by the tests) and
+        the Markdown they were rendered into."""
         blocks = [b.strip() for b in re.split(r"\n\s*\n", self.markdown) if b.strip()]
         body = "\n".join(f"<p>{_inline(' '.join(b.split()))}</p>" for b in blocks)
         from .claims.page import plain
         text = f'<details class="brrr-answer">\n<summary>{html.escape(self.summary)}</summary>\n{body}\n</details>'
-        return text, {"brrr": {"facts": plain(self.facts)}}
+        return text, {"brrr": {"facts": plain(self.facts), "claims": [plain(c.to_dict()) for c in self.claims],
+                               "markdown": self.markdown}}
 
     def __repr__(self) -> str:   # what a plain-text front end shows
         return f"{self.summary}:\n{self.markdown}"
@@ -243,11 +248,12 @@ def _inline(text: str) -> str:
 
 
 def answer(text, summary: str = "Answer"):
-    """``text`` (a :class:`~brrr.prose.Prose` or Markdown with paragraphs, `code`, **bold** and *italic*)
-    as a collapsed answer: display it from a cell tagged ``remove-input``. None where there is no
-    answer (it builds on a measurement a replayed build has no record of) shows nothing."""
+    """``text`` (a :class:`~brrr.claims.Said`, a :class:`~brrr.prose.Prose` or Markdown with paragraphs,
+    `code`, **bold** and *italic*) as a collapsed answer: display it from a cell tagged ``remove-input``.
+    None where there is no answer (it builds on a measurement a replayed build has no record of) shows
+    nothing."""
     if text is None:
         return None
     if not str(text).strip():
         raise ValueError("an answer needs some text")
-    return Answer(str(text), summary, getattr(text, "facts", None))
+    return Answer(str(text), summary, getattr(text, "facts", None), getattr(text, "claims", None))

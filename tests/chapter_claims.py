@@ -22,7 +22,7 @@ def cells(notebook) -> list:
                 if said:
                     facts.update(said.get("facts", {}))
                     claims.extend(said.get("claims", []))
-                    texts.append("".join(output.get("data", {}).get(mime, "")))
+                    texts.append(said.get("markdown") or "".join(output.get("data", {}).get(mime, "")))
         out.append({"key": "".join(cell["source"]).strip(), "facts": facts, "claims": claims,
                     "error": error, "texts": texts})
     return out

@@ -100,3 +100,38 @@ def test_the_checker_sees_imports():
     """The rules above would pass vacuously if _imports found nothing."""
     assert {"device", "checks", "clocks", "config", "units"} <= _imports("brrr.timing")
     assert "device" in _imports("brrr.plot._base") or "results" in _imports("brrr.plot._base")
+
+
+PROSE_LINES = 2500    # brrr/prose and brrr/claims together (issue 32: 8,283 lines before the claims)
+PROSE_TEST_LINES = 2500
+
+
+def _lines(paths) -> int:
+    return sum(sum(1 for _ in open(p, encoding="utf-8")) for p in paths)
+
+
+def test_the_prose_and_its_vocabulary_stay_small():
+    """Generated text grows with (wordings x devices): the claims keep it to a vocabulary, and this
+    keeps the vocabulary and its uses from growing back."""
+    prose = [path for dotted, path in MODULES.items() if _unit(dotted) in ("prose", "claims")]
+    assert _lines(prose) <= PROSE_LINES, f"brrr/prose and brrr/claims have {_lines(prose)} lines"
+    tests = os.path.join(os.path.dirname(ROOT), "tests")
+    mine = [os.path.join(tests, n) for n in os.listdir(tests)
+            if n.startswith(("test_prose", "test_claims", "test_chapter_claims", "chapter_claims")) and n.endswith(".py")]
+    assert _lines(mine) <= PROSE_TEST_LINES, f"the prose tests have {_lines(mine)} lines"
+
+
+def _private_imports(dotted: str) -> list:
+    """The private names (``_x``) module ``dotted`` imports from another brrr module."""
+    found = []
+    for node in ast.walk(ast.parse(open(MODULES[dotted], encoding="utf-8").read())):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("brrr")):
+            found += [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+@pytest.mark.parametrize("dotted", sorted(d for d in MODULES if _unit(d) in ("prose", "claims")))
+def test_no_sentence_module_imports_another_ones_private_names(dotted):
+    """A private helper shared across modules is a boundary drawn in the wrong place (the prose audit
+    found 33 of them): what several modules say goes through the claims' public vocabulary."""
+    assert not _private_imports(dotted), f"{dotted} imports {_private_imports(dotted)}: make them public or move them"
