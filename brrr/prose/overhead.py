@@ -139,20 +139,20 @@ def graphs(calls_run):
 
 
 def doublings(run) -> list:
-    """The doublings by verdict; the largest batch against batch 1; the largest fall, and whether it stayed."""
+    """The doublings by verdict; the largest batch against batch 1; the largest fall, and the next batch
+    against the one before the fall (whether the step stayed)."""
     recs, i = sorted(run.records, key=lambda r: r["size"]), ov.largest_fall(run)
     verdicts = [ov.batch_verdict(r["time_ratio"], r["size_ratio"]) for r in recs[1:]]
-    fell = Compare(f"A pass at a batch of {recs[i]['size']:,}", recs[i]["seconds"], f"one at {recs[i - 1]['size']:,}",
-                   recs[i - 1]["seconds"], name="largest fall")
+    t, b = [r["seconds"] for r in recs], [f"{r['size']:,}" for r in recs]
+    fell = Compare(f"A pass at a batch of {b[i]}", t[i], f"one at {b[i - 1]}", t[i - 1], name="largest fall")
     fell = fell.outcome == "shorter" and fell
     return _kept(Share(len(verdicts), {v.replace("time fell", "with a time that fell"): verdicts.count(v)   # in the
                                        for v in sorted(set(verdicts))}, of="doublings of the batch",   # order JSON
                        unit="count", verb="came out"),                                                # sorts them
-                 Compare(f"A pass at the sweep's largest batch, {recs[-1]['size']:,},", recs[-1]["seconds"],
-                         "one at a batch of 1", recs[0]["seconds"], name="largest"),
-                 fell, fell and i < len(recs) - 1 and Compare(f"A pass at {recs[-1]['size']:,}", recs[-1]["seconds"],
-                                                              f"one at {recs[i]['size']:,}", recs[i]["seconds"],
-                                                              name="after the fall"))
+                 Compare(f"A pass at the sweep's largest batch, {b[-1]},", t[-1], "one at a batch of 1", t[0],
+                         name="largest"),
+                 fell, fell and i < len(recs) - 1 and Compare(f"A pass at {b[i + 1]}", t[i + 1], f"one at {b[i - 1]}",
+                                                              t[i - 1], name="after the fall"))
 
 
 TINY = ("By the roofline, {nbytes} bytes and {flops} FLOPs take {roof} here and {roof_ref} on the reference {ref}: "
