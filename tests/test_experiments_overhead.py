@@ -240,8 +240,7 @@ def test_fit_overheads_and_table():
     # The crossover is a fitted size: three significant digits, as the chapter's text gives it.
     crossovers = table["work = fixed cost at (elements)"].tolist()
     assert crossovers == [float(f"{f['crossover']:.3g}") for f in fits.values()]
-    from brrr.prose.overhead_sizes import _n
-    assert [f"{round(c):,}" for c in crossovers] == [_n(f["crossover"]) for f in fits.values()]
+    assert ov.fit_table({}) is None and ov.fit_overheads(None) == {}     # a replayed set without the sweep
 
 
 def test_time_vs_size_meta_defines_the_fixed_cost():
@@ -289,3 +288,68 @@ def test_mlp_factory_describes_itself():
     assert "2 Linear(8, 8)" in factory.description and factory.layers == 2
     r = ov.double_the_batch(factory, [1, 2], backend="cpu", budget=0.01, progress=False)
     assert r.meta["workload"] == factory.description
+
+
+def test_fit_overhead_takes_its_cost_per_element_where_the_work_first_doubles_the_time():
+    """A CPU sweep whose elements cost four times more once they leave the cache: the cost per element,
+    and so the crossover, are those of the sizes where the work first reached the fixed cost (in the
+    cache), not those of the largest sizes (the review's M3-2)."""
+    sizes = [2 ** k for k in range(0, 25)]
+    cached, dram, cache = 2.5e-10, 1e-9, 2 ** 16
+    r = _synthetic(1e-6, 0, sizes)
+    for rec in r.records:
+        rec["seconds"] += rec["size"] * (cached if rec["size"] <= cache else dram)
+    fit = ov.fit_overhead(r, "numpy")
+    assert fit["doubled"] and all(n >= 4000 for n in fit["per_element_sizes"])
+    assert fit["per_element"] == pytest.approx(cached, rel=1e-2)
+    assert fit["crossover"] == pytest.approx(1e-6 / cached, rel=1e-2)
+    flat = ov.fit_overhead(_synthetic(1e-6, 1e-12, sizes[:10]), "numpy")     # never doubled: the largest sizes
+    assert not flat["doubled"] and flat["per_element_sizes"] == sizes[8:10]
+
+
+def test_crossover_tests_give_both_models_at_the_size_nearest_the_crossover_and_the_lowest_call():
+    sizes = [2 ** k for k in range(0, 25)]
+    r = _synthetic(1e-6, 1e-10, sizes)
+    c = ov.crossover_tests(r)["numpy"]
+    fit = ov.fit_overhead(r, "numpy")
+    n, t, work, add, overlap = c["near"]
+    assert n == ov.nearest(r, fit["crossover"], "numpy")[0] and t == 1e-6 + 1e-10 * n
+    assert work == pytest.approx(n * fit["per_element"]) and add == pytest.approx(c["fixed"] + work)
+    assert overlap == max(c["fixed"], work) and c["largest"] == (sizes[-1], r.records[-1]["seconds"])
+    r.records[8]["seconds"] = 0.5e-6                                          # a call below the fixed cost
+    assert ov.crossover_tests(r)["numpy"]["lowest"] == (sizes[8], 0.5e-6)
+    assert ov.crossover_tests(None) == {}
+
+
+def test_nearest_is_by_ratio():
+    r = _synthetic(1e-6, 1e-10, [1, 4, 16, 64])
+    assert ov.nearest(r, 9)[0] == 16 and ov.nearest(r, 7)[0] == 4 and ov.nearest(None, 4) is None
+
+
+def test_the_batch_where_the_mlp_work_reaches_a_time_is_the_inverse_of_its_work():
+    for peak, bw in ((67e12, 4.8e12), (8e10, 2.4e10)):
+        b = ov.batch_where_work_is(169e-6, 128, 4, peak, bw)
+        assert ov.mlp_work(b, 128, 4, peak, bw) == pytest.approx(169e-6, rel=0.05)
+        assert ov.mlp_work(2 * b, 128, 4, peak, bw) > 169e-6 > ov.mlp_work(b / 2, 128, 4, peak, bw)
+    assert ov.batch_where_work_is(1e-12, 128, 4, 67e12, 4.8e12) == 2     # at least a batch of 2
+
+
+def test_batch_peaks_split_a_cpu_peak_over_the_sweeps_threads():
+    def run(backend, threads, every):
+        return Result("double_the_batch", meta={"torch_threads": threads, "cpu_threads": every, "device": {
+            "backend": backend, "peak_flops_float32": 8e10, "peak_bandwidth": 2e10}})
+    assert ov.batch_peaks(run("cpu", 1, 4)) == (2e10, 2e10, 1, 4)
+    assert ov.batch_peaks(run("cuda", 1, 4))[0] == 8e10
+
+
+def test_largest_fall_is_the_doubling_whose_time_grew_least():
+    recs = [{"size": 1, "seconds": 1.0, "time_ratio": None}, {"size": 2, "seconds": 1.1, "time_ratio": 1.1},
+            {"size": 4, "seconds": 0.6, "time_ratio": 0.6 / 1.1}, {"size": 8, "seconds": 1.2, "time_ratio": 2.0}]
+    assert ov.largest_fall(Result("double_the_batch", records=recs)) == 2
+
+
+def test_the_records_say_which_cpu_ran_them():
+    assert ov.python_ops_per_second(number=100, repeat=1).meta["host_cpu"]
+    factory = ov.mlp_factory(width=8, depth=1, device="cpu")
+    assert ov.double_the_batch(factory, [1, 2], backend="cpu", budget=0.01, progress=False).meta["cpu_threads"] >= 1
+    assert ov.call_table(None) is None

@@ -88,6 +88,8 @@ def test_summary_measures_busy_time_gaps_and_how_far_the_host_ran_ahead(with_ids
     assert host["idle_fraction"] == pytest.approx(20 / 70)
     assert host["gaps"] == 2 and host["median_gap"] == pytest.approx(10 * US)
     assert host["operators"] == 2 and host["synchronize"] == pytest.approx(20 * US)
+    assert host["launching"] == 2 and host["quiet"] == 0                  # linear and relu each launch a kernel
+    assert host["launching_median"] == pytest.approx(15 * US)
     assert s["gpu"]["busy"] == pytest.approx(45 * US) and s["gpu"]["idle_fraction"] == pytest.approx(0, abs=1e-9)
     assert s["gpu"]["kernels"] == 2
     ahead = s["ahead"]
@@ -122,6 +124,7 @@ def test_a_cpu_trace_has_one_lane_and_no_gpu_numbers():
     assert list(s["lanes"]) == ["host thread 100"]
     assert s["gpu"] is None and s["ahead"] is None
     assert s["host"]["span"] == pytest.approx(40 * US) and s["host"]["busy"] == pytest.approx(30 * US)
+    assert s["host"]["launching"] == 0 and s["host"]["quiet"] == 2 and s["host"]["quiet_median"] == pytest.approx(15 * US)
 
 
 def test_gaps_between_steps_are_not_counted():

@@ -32,18 +32,20 @@ from .common import run_sweep
 from .wallclock import (LIBRARIES, available_libraries, elementwise, limit_torch_threads, operands,
                         wall_time_per_call)
 from .overhead_calls import PYTHON_OPS, call_overhead, call_table, python_ops_per_second
-from .overhead_batch import FELL, batch_table, batch_verdict, double_the_batch, mlp_factory
+from .overhead_batch import (FELL, batch_peaks, batch_table, batch_verdict, batch_where_work_is, double_the_batch,
+                             largest_fall, mlp_factory, mlp_work)
 from .overhead_async import ASYNC_N, async_demo, reduce_overhead_demo
 
 __all__ = ["LIBRARIES", "OPS", "FIXED_COST_SIZES", "PER_ELEMENT_SIZES", "PYTHON_OPS", "ASYNC_N",
            "available_libraries", "limit_torch_threads", "wall_time_per_call", "default_sizes",
-           "time_vs_size", "fit_overhead", "fit_overheads", "fit_table", "call_of",
+           "time_vs_size", "fit_overhead", "fit_overheads", "crossover_tests", "fit_table", "call_of",
            "call_overhead", "call_table", "python_ops_per_second", "async_demo", "reduce_overhead_demo",
-           "double_the_batch", "batch_verdict", "batch_table", "mlp_factory", "FELL"]
+           "double_the_batch", "batch_verdict", "batch_table", "mlp_factory", "mlp_work", "batch_where_work_is",
+           "batch_peaks", "largest_fall", "nearest", "FELL"]
 
 OPS = ("add", "mul", "cos")
 FIXED_COST_SIZES = 5    # the fixed cost of a call: median time of the sweep's 5 smallest sizes
-PER_ELEMENT_SIZES = 2   # the cost per element: from the sweep's 2 largest sizes
+PER_ELEMENT_SIZES = 2   # the cost per element: from the 2 first sizes at twice the fixed cost
 
 
 def default_sizes() -> list:
@@ -108,32 +110,33 @@ def time_vs_size(libraries: Sequence[str] = LIBRARIES, sizes: Optional[Sequence[
 def fit_overhead(result: Result, library: str) -> dict:
     """Fit ``seconds = overhead + size * per_element`` to one library's ``time_vs_size`` records.
 
-    ``overhead`` (seconds), the fixed cost of a call, is the median of the
-    ``seconds`` (each the median wall-clock time per call) of the
-    :data:`FIXED_COST_SIZES` smallest sizes, where the curve is flat;
-    ``per_element`` (seconds/element) comes from the :data:`PER_ELEMENT_SIZES`
-    largest sizes: on a CPU, where a call returns only once its work is done, their time less
-    the overhead (the two add up); on a GPU, where calls back to back are asynchronous and the
-    host's cost hides behind the kernels once they run longer than it, their whole time (a call
-    takes the larger of the two, not their sum). ``crossover`` (elements) is where the work
-    costs as much as the overhead: below it the call is overhead-bound; there a CPU call takes
-    about twice the overhead, a GPU call about the overhead. Also returned: the
-    ``call`` that was timed, the ``fixed_cost_sizes`` the overhead comes from,
-    PyTorch's ``threads`` during the sweep (None: its default) and the ``backend``.
+    ``overhead`` (seconds), the fixed cost of a call, is the median of the ``seconds`` (each the
+    median wall-clock time per call) of the :data:`FIXED_COST_SIZES` smallest sizes, where the
+    curve is flat. ``per_element`` (seconds/element) comes from the :data:`PER_ELEMENT_SIZES`
+    first sizes whose time reached twice the overhead (``per_element_sizes``), where the work
+    has just overtaken the fixed cost and runs from the same cache level as at the crossover: on
+    a CPU, where a call returns only once its work is done, their time less the overhead (the two
+    add up); on a GPU, where calls back to back overlap the host's cost with the kernels, their
+    whole time (a call takes the larger of the two). Where no size reached twice the overhead
+    (``doubled`` False), the largest sizes stand in. ``crossover`` (elements) is where the work
+    costs as much as the overhead. Also returned: the ``call`` that was timed, the
+    ``fixed_cost_sizes``, PyTorch's ``threads`` during the sweep (None: its default), ``backend``.
     """
     rows = sorted((r for r in result.records if r.get("library") == library), key=lambda r: r["size"])
     if len(rows) < 4:
         raise ValueError(f"need at least 4 records for library={library!r}, found {len(rows)}")
     small = rows[:FIXED_COST_SIZES]
     overhead = float(np.median([r["seconds"] for r in small]))
-    big = rows[-PER_ELEMENT_SIZES:]
+    doubled = [r for r in rows[len(small):] if r["seconds"] >= 2 * overhead][:PER_ELEMENT_SIZES]
+    big = doubled if len(doubled) == PER_ELEMENT_SIZES else rows[-PER_ELEMENT_SIZES:]
     hidden = 0.0 if rows[0]["backend"] == "cuda" else overhead    # max(host, GPU) on a GPU; a sum on a CPU
     per_element = float(np.median([max(r["seconds"] - hidden, 0.0) / r["size"] for r in big]))
     crossover = overhead / per_element if per_element > 0 else math.inf
     op = rows[0].get("op", "add")
     on_cpu = rows[0]["backend"] == "cpu"
     return {"library": library, "overhead": overhead, "per_element": per_element,
-            "crossover": crossover, "backend": rows[0]["backend"],
+            "crossover": crossover, "backend": rows[0]["backend"], "doubled": big is doubled,
+            "per_element_sizes": [r["size"] for r in big],
             "call": call_of(library, op), "fixed_cost_sizes": [r["size"] for r in small],
             "threads": (result.meta.get("torch_threads") if library == "torch" and on_cpu
                         else 1 if on_cpu else None),
@@ -142,9 +145,33 @@ def fit_overhead(result: Result, library: str) -> dict:
 
 def fit_overheads(result: Result) -> dict:
     """:func:`fit_overhead` for every library in a ``time_vs_size`` result: ``{library: fit}``,
-    in the order the sweep ran them."""
+    in the order the sweep ran them ({} for None: a replayed set without the sweep)."""
+    if result is None:
+        return {}
     libraries = list(dict.fromkeys(r["library"] for r in result.records))
     return {lib: fit_overhead(result, lib) for lib in libraries}
+
+
+def crossover_tests(result: Result) -> dict:
+    """What each library's ``time_vs_size`` sweep says about how its fixed cost and its work
+    combine: ``{library: {backend, fixed, lowest, near, largest}}`` (in the sweep's order; {} for
+    None). ``fixed``: :func:`fit_overhead`'s overhead (s). ``lowest``: ``(size, seconds)`` of the
+    fastest call beyond the fixed cost's sizes (a call that undercuts the fixed cost says the
+    conditions changed during the sweep). ``near``: ``(size, seconds, work, add, overlap)`` at the
+    sweep's size nearest the crossover, its work at the fitted cost per element and the two
+    models' times there, ``fixed + work`` and ``max(fixed, work)`` (None where no size reached
+    twice the fixed cost). ``largest``: ``(size, seconds)`` of the largest size."""
+    out = {}
+    for lib, fit in fit_overheads(result).items():
+        rows = sorted((r["size"], r["seconds"]) for r in result.records if r["library"] == lib)
+        near = None
+        if fit["doubled"]:
+            n, t = nearest(result, fit["crossover"], lib)
+            work = n * fit["per_element"]
+            near = (n, t, work, fit["overhead"] + work, max(fit["overhead"], work))
+        out[lib] = {"backend": fit["backend"], "fixed": fit["overhead"], "near": near, "largest": rows[-1],
+                    "lowest": min(rows[len(fit["fixed_cost_sizes"]):], key=lambda p: p[1])}
+    return out
 
 
 def fit_table(fits: dict):
@@ -152,6 +179,8 @@ def fit_table(fits: dict):
     (seconds), cost per element (seconds) and the crossover (elements, to three significant
     digits, as the chapter's text gives it: a fitted size, not a count)."""
     import pandas as pd
+    if not fits:
+        return None     # no sweep to fit (a replayed set without it): no table
     return pd.DataFrame([{"library": f["library"], "runs on": "CPU" if f["backend"] == "cpu" else "GPU",
                           "fixed cost per call": f["overhead"], "cost per element": f["per_element"],
                           "work = fixed cost at (elements)": (float(f"{f['crossover']:.3g}")
@@ -165,6 +194,15 @@ def call_of(library: str, op: str = "add") -> str:
         return f"{library}.cos(a, out=out)"
     name = {"add": "add", "mul": "mul" if library == "torch" else "multiply"}[op]
     return f"{library}.{name}(a, b, out=out)"
+
+
+def nearest(result: Result, size: float, library: Optional[str] = None) -> tuple:
+    """``(size, seconds)`` of the record of ``result`` (of ``library``, where given) whose size is
+    nearest ``size`` (by ratio); None for a None result."""
+    if result is None:
+        return None
+    rows = [(r["size"], r["seconds"]) for r in result.records if library is None or r.get("library") == library]
+    return min(rows, key=lambda p: abs(math.log(p[0] / size)))
 
 
 def add_seconds(library: str, elements: int) -> float:

@@ -6,6 +6,7 @@ each doubling in words; :func:`mlp_factory` is the chapter's workload, a small M
 """
 from __future__ import annotations
 
+import os
 from typing import Callable, Optional, Sequence
 
 from .. import config
@@ -58,7 +59,7 @@ def double_the_batch(fn_factory: Callable[[int], Callable[[], object]], sizes: S
 
     with limit_torch_threads(torch_threads):
         result = run_sweep("double_the_batch", sizes, measure, progress=progress,
-                           torch_threads=torch_threads, quick=config.quick_mode(),
+                           torch_threads=torch_threads, cpu_threads=os.cpu_count(), quick=config.quick_mode(),
                            workload=getattr(fn_factory, "description", None),
                            command="brrr.experiments.double_the_batch(fn_factory, sizes)")
     previous = None
@@ -106,6 +107,38 @@ def batch_table(result: Result):
                      "time ratio to previous": ratio,
                      "verdict": batch_verdict(ratio, size_ratio) if ratio and size_ratio else None})
     return pd.DataFrame(rows)
+
+
+def mlp_work(batch: float, width: int, depth: int, peak_flops: float, bandwidth: float) -> float:
+    """The roofline's least seconds of one forward pass of :func:`mlp_factory`'s MLP at ``batch``,
+    its kernels run one after another: the larger of two lines in the batch, each Linear at the
+    peak plus each ReLU's bytes (16 per element read and written, float32), or every kernel's bytes
+    (the weights once, each layer's activations in and out)."""
+    flops, weights, acts = 2 * depth * width ** 2, 4 * depth * (width * width + width), 16 * depth * width
+    return max(batch * (flops / peak_flops + acts / 2 / bandwidth), (weights + batch * acts) / bandwidth)
+
+
+def batch_where_work_is(seconds: float, width: int, depth: int, peak_flops: float, bandwidth: float) -> int:
+    """The batch (at least 2) at which :func:`mlp_work` reaches ``seconds``."""
+    flops, weights, acts = 2 * depth * width ** 2, 4 * depth * (width * width + width), 16 * depth * width
+    per_sample = flops / peak_flops + acts / 2 / bandwidth
+    return max(2, round(min(seconds / per_sample, (seconds * bandwidth - weights) / acts)))
+
+
+def batch_peaks(result: Result) -> tuple:
+    """(FLOP/s, bytes/s, threads, all threads) at which a :func:`double_the_batch` run's MLP works by
+    the roofline: its device's FP32 peak and bandwidth, on a CPU the peak split evenly over the
+    threads the sweep used (``meta['torch_threads']``) of all those it was measured on."""
+    d = result.meta["device"]
+    threads, every = result.meta.get("torch_threads"), result.meta.get("cpu_threads") or os.cpu_count() or 1
+    share = min(1.0, threads / every) if d["backend"] == "cpu" and threads else 1.0
+    return share * d["peak_flops_float32"], d["peak_bandwidth"], threads, every
+
+
+def largest_fall(result: Result) -> int:
+    """The index, in ``result.records`` sorted by size, of the doubling whose time grew least (fell most)."""
+    recs = sorted(result.records, key=lambda r: r["size"])
+    return min(range(1, len(recs)), key=lambda k: recs[k]["time_ratio"])
 
 
 def mlp_factory(width: int = 256, depth: int = 4, device: Optional[str] = None) -> Callable:

@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import config
 from ..device import device as live_device
-from ..results import Result, provenance
+from ..hardware import cpu_name
+from ..results import Result, needs_measurements, provenance
 from .common import run_sweep
 from .wallclock import available_libraries, elementwise, limit_torch_threads, operands, wall_time_per_call
 
@@ -91,6 +92,7 @@ def call_overhead(rounds: Optional[int] = None, budget: float = 0.03, progress: 
     return Result("call_overhead", records=records, meta=raw.meta)
 
 
+@needs_measurements
 def call_table(result: Result):
     """A :func:`call_overhead` result as a table: the call, where it ran, PyTorch's CPU threads,
     the median time per call and the fastest and slowest round (seconds), and whose call it is."""
@@ -123,7 +125,7 @@ def python_ops_per_second(number: Optional[int] = None, repeat: int = 5) -> Resu
     is in any real Python loop). Records: op, statement, seconds_per_op,
     ops_per_second and ``flops_meanwhile``: how many FLOPs the live device's
     best matmul peak (FP16 tensor cores on a GPU; FP32 on the CPU) could do in
-    the time of one Python op.
+    the time of one Python op. ``meta['host_cpu']``: the CPU that ran them (on a GPU machine, its host).
     """
     if number is None:
         number = 100_000 if config.quick_mode() else 500_000
@@ -136,7 +138,7 @@ def python_ops_per_second(number: Optional[int] = None, repeat: int = 5) -> Resu
     peak_fp16 = dev.peak_flops("float16", tensor_cores=True)
     result = Result("python_ops_per_second",
                     meta=provenance(f"brrr.experiments.python_ops_per_second(number={number})",
-                                    peak_flops=peak_fp16, notes=[]))
+                                    peak_flops=peak_fp16, host_cpu=cpu_name(), notes=[]))
     for label, (stmt, setup) in PYTHON_OPS.items():
         best = min(timeit.repeat(stmt, setup=setup, number=number, repeat=repeat)) / number
         result.records.append({"op": label, "statement": stmt, "seconds_per_op": best,

@@ -91,7 +91,9 @@ def summary(result) -> dict:
     (s), spans and gaps counted within steps only. ``host``: the busiest host lane's numbers, its
     ``lane`` name, ``operators`` (top-level operator calls), ``synchronize`` (s, in calls that
     wait for the GPU), ``heaviest`` (the operator name with the most time), its ``heaviest_calls``
-    and ``heaviest_share`` of the operators' time, and ``rest_median`` (s, the other operators).
+    and ``heaviest_share`` of the operators' time, ``rest_median`` (s, the other operators), and the
+    operator calls that launched a GPU kernel (``launching``, their ``launching_median``, s) and those that
+    launched none (``quiet``, ``quiet_median``: views, transposes, an eval-mode dropout; all of them on a CPU).
     ``gpu``: all GPU lanes together (None without any). ``ahead``: for each launch and the GPU event
     it started, kernel start - launch start in seconds, positive when the host ran ahead (``count``,
     ``median``, ``min``, ``max``; None without any)."""
@@ -113,7 +115,14 @@ def summary(result) -> dict:
             by_name.setdefault(r["name"], []).append(r["seconds"])
         heaviest = max(by_name, key=lambda k: sum(by_name[k])) if by_name else None
         rest = [r["seconds"] for r in ops if r["name"] != heaviest]
+        launches = [r["start_seconds"] for r in records if r["category"] == "launch" and r["lane"] == name]
+        launching = [r["seconds"] for r in ops
+                     if any(r["start_seconds"] <= t <= r["start_seconds"] + r["seconds"] for t in launches)]
+        quiet = [r["seconds"] for r in ops
+                 if not any(r["start_seconds"] <= t <= r["start_seconds"] + r["seconds"] for t in launches)]
         host = {"lane": name, **lanes[name], "operators": len(ops), "synchronize": sum(waits),
+                "launching": len(launching), "launching_median": statistics.median(launching) if launching else 0.0,
+                "quiet": len(quiet), "quiet_median": statistics.median(quiet) if quiet else 0.0,
                 "heaviest": heaviest, "heaviest_calls": len(by_name.get(heaviest, [])),
                 "heaviest_share": sum(by_name.get(heaviest, [])) / sum(r["seconds"] for r in ops) if ops else 0.0,
                 "rest_median": statistics.median(rest) if rest else 0.0}
