@@ -21,9 +21,11 @@ class ClaimError(AssertionError):
 
 def significant(value: float, digits: int = 3) -> str:
     """``value`` to ``digits`` significant digits in plain decimals, never in exponent notation:
-    '0.25', '0.000123', '12.3'; whole numbers with thousands separators from 1,000: '1,024'."""
+    '0.25', '0.000123', '12.3', '120'; whole numbers with thousands separators from 1,000: '1,024'."""
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
     if value == 0 or abs(value) >= 10 ** (digits - 1):
-        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.{digits}g}"
+        return f"{float(f'{value:.{digits}g}'):,.0f}"
     decimals = digits - 1 - math.floor(math.log10(abs(value)))
     text = f"{value:.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
