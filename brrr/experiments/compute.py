@@ -45,6 +45,12 @@ def _defaults(dev, quick):
     return (2 ** 20, 512, 128) if quick else (2 ** 22, 1024, 512)
 
 
+def default_sizes(dev=None, quick=None) -> dict:
+    """The sizes :func:`elementwise_vs_matmul` takes by default: ``{'n_elements', 'matmul_n', 'repeat'}``."""
+    dev = dev or live_device()
+    return dict(zip(("n_elements", "matmul_n", "repeat"), _defaults(dev, config.quick_mode() if quick is None else quick)))
+
+
 def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: int = None,
                           tensor_cores: bool = True) -> Result:
     """FLOP/s of elementwise work and of matmuls on the live device (float32; FP16 on tensor cores).
