@@ -232,8 +232,10 @@ def mfu_vs_batch(width: int = 1024, batches=None, progress: bool = True) -> Resu
 def gap_table(result):
     """The records of :func:`elementwise_vs_matmul` as a table for the page: what ran, with
     units in the headers (time per call in seconds, GFLOP/s, GB/s, share of the peak for
-    that kind of math)."""
+    that kind of math); None for None (a replayed set without the record)."""
     import math
+    if result is None:
+        return None
     frame = result.to_frame()
     # The chain's row says what its links ran as: records before the chain asked for FMA (and any CPU
     # run) did a multiply, then an add.

@@ -47,12 +47,13 @@ def matmul_tensor_cores(result, reference=None, ax=None, title=None):
         peaks = {}   # peak -> the kinds of math that share it (FP16 and BF16 often do)
         for i, (math_kind, part) in enumerate(f.groupby("math", sort=False)):
             part = part.sort_values("n")
-            style = dict(_series_style(i, False), marker="os^D"[i % 4], linestyle=LINES[i % 4],
-                         markerfacecolor="none" if i % 2 else None)
+            style = dict(_series_style(i, False), marker="os^D"[i % 4], linestyle=LINES[i % 4],   # a hollow, larger
+                         markerfacecolor="none" if i % 2 else None, markersize=7 if i % 2 else 4)  # marker rings the next
             if ref:
                 style = _series_style(i, True)
                 style["color"] = REFERENCE_SHADES[i % len(REFERENCE_SHADES)]
-            ax.plot(part["n"], part["gflops"] * 1e9 / scale, markersize=4,
+            style.setdefault("markersize", 4)
+            ax.plot(part["n"], part["gflops"] * 1e9 / scale,
                     label=f"{math_kind} ({who})" if who else math_kind, **style)
             peaks.setdefault(float(part["peak_flops"].max()), []).append((i, math_kind))
         kind = "measured" if ran_on_cpu(_meta(run).get("device")) else "spec"
