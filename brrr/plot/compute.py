@@ -95,7 +95,7 @@ def mfu_vs_batch(result, reference=None, ax=None, title=None):
                 linestyle=":", linewidth=1.5, label=f"the roofline allows{who}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.xaxis.set_major_locator(FixedLocator(sorted({r["batch"] for r in result.records})))
+    ax.xaxis.set_major_locator(FixedLocator(sorted({r["batch"] for run in [result, *refs] for r in run.records})))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.xaxis.set_minor_locator(NullLocator())
     low = min(r["mfu"] for run in [result, *refs] for r in run.records)
