@@ -70,6 +70,14 @@ def test_a_bound_states_its_share_and_always_says_why_above_the_roof(measured, r
         assert reason[0] == (cache == 1e12) and reason[1] == (cache != 1e12 and cpu)
 
 
+@given(rate=positive, r=ratio, unit=st.sampled_from(["FLOP/s", "B/s"]))
+def test_a_rate_against_its_peak_states_its_share(rate, r, unit):
+    claim = c.Bound("the kernel", rate, rate / r, "the peak", unit=unit)
+    claim.check()
+    assert ("above the roof" in claim.text()) == (r > 1)
+    c.agrees(claim.text().split(" reached ", 1)[1], r)
+
+
 @given(rate=positive, peak=positive)
 def test_a_rate_against_a_peak_states_its_share(rate, peak):
     claim = c.Bound("the layer", rate, peak, "the FP32 peak", unit="FLOP/s")

@@ -134,6 +134,16 @@ def test_matmul_tensor_cores_gpu():
         assert rec["peak_flops"] == dev.peak_flops(rec["dtype"], rec["tensor_cores"])
 
 
+def test_the_default_sizes_are_the_ones_the_comparison_takes():
+    sizes = compute.default_sizes()
+    r = compute.elementwise_vs_matmul(matmul_n=16, repeat=2)
+    assert r.meta["n_elements"] == sizes["n_elements"] and set(sizes) == {"n_elements", "matmul_n", "repeat"}
+
+
+def test_gap_table_of_a_missing_record_is_none():
+    assert compute.gap_table(None) is None
+
+
 def test_gap_table_has_units():
     r = compute.elementwise_vs_matmul(n_elements=1024, matmul_n=16, repeat=2)
     frame = compute.gap_table(r)

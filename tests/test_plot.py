@@ -301,6 +301,41 @@ def test_sweep_mfu_axis_in_percent():
     assert "%" in ax.get_ylabel() and any(t.get_text().endswith("%") for t in ax.get_yticklabels())
 
 
+def test_coinciding_kinds_of_tensor_core_math_stay_told_apart():
+    lines = [line for line in plot.matmul_tensor_cores(tensor_core_result()).axes[0].get_lines() if len(line.get_xdata()) > 2]
+    assert len({(line.get_linestyle(), line.get_marker()) for line in lines}) == len(lines) == 3
+
+
+def mfu_result(device=GPU, reference=False):
+    recs = [{"batch": b, "mfu": m, "flops": 2.0 * b * 1024 ** 2, "roofline_seconds": 2.0 * b * 1024 ** 2 / 19.5e12 / r,
+             "peak_flops": 19.5e12} for b, m, r in ((1, 1e-3, 0.03), (64, 0.03, 1.0), (4096, 0.6, 1.0), (16384, 0.7, 1.0))]
+    return Result("mfu_vs_batch", recs, {"device": device, "date": "2026-01-02T00:00:00", "reference": reference})
+
+
+def test_mfu_vs_batch_draws_the_mfu_the_roofline_allows_and_names_its_peak():
+    fig = plot.mfu_vs_batch(mfu_result(), reference=[mfu_result(reference=True)])
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    allowed = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+    assert len(allowed) == 2 and list(allowed[0].get_ydata()) == [0.03, 1.0, 1.0, 1.0]
+    assert "FP32 peak (spec sheet, 19.5 TFLOP/s)" in ax.get_ylabel()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "64", "4,096", "16,384"]
+    assert "100%" in [t.get_text() for t in ax.get_yticklabels()]
+    assert plot.mfu_vs_batch(None) is None
+
+
+def test_elementwise_vs_matmul_names_a_chain_without_fma_and_prints_no_exponents():
+    recs = [{"kind": "elementwise x * 2", "gflops": 514.0}, {"kind": "elementwise fused FMA chain", "gflops": 28.4e3},
+            {"kind": "matmul FP32", "gflops": 51.3e3}, {"kind": "matmul FP16 tensor cores", "gflops": 739e3}]
+    fig = plot.elementwise_vs_matmul(Result("elementwise_vs_matmul", recs, {"device": GPU}))
+    ax = fig.axes[0]
+    assert "elementwise multiply-then-add chain (no FMA)" in [t.get_text() for t in ax.get_yticklabels()]
+    assert [t.get_text() for t in ax.texts] == ["0.514", "28.4", "51.3", "739"] and "TFLOP/s" in ax.get_xlabel()
+    fused = [{**r, "fma": True} for r in recs]
+    ax = plot.elementwise_vs_matmul(Result("elementwise_vs_matmul", fused, {"device": GPU})).axes[0]
+    assert "elementwise fused FMA chain" in [t.get_text() for t in ax.get_yticklabels()]
+
+
 def test_explorer_names_where_a_cpus_roof_comes_from(monkeypatch):
     from brrr import widgets
     dev = brrr.device()

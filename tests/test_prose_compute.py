@@ -1,450 +1,204 @@
-"""Chapter 1's sentences agree with the numbers of every shipped record set.
+"""Chapter 1's claims (brrr.prose.compute): which claims each cell makes of a record, with numbers from the record,
+on every shipped record set and on hand-made Results that force a case (a twin reference GPU, a chain of FMAs); no
+phrases (the claims' tests own those). And the static spec-sheet text quotes the numbers the spec table gives."""
+import json
+import math
+import re
+from pathlib import Path
+from types import SimpleNamespace
 
-Each experiment is checked twice: on every record set that holds it (the live run, with the
-shipped GPU references beside it, as the chapter draws them), and on small hand-made Results
-that force each wording (a GPU outcome on this CPU, a curve that falls, a point above its roof).
-The hand-made records are inputs for the wording, not measurements.
-"""
 import pytest
 
-import brrr
-from brrr import Result, reference
-from brrr.prose import compute as prose, words
-from record_sets import close_to, record_sets, sets_with
+from brrr import Result, claims
+from brrr.prose import compute
+from brrr.roofline import Roofline
+from brrr.specs import GPU_SPECS, spec_table
+from record_sets import sets_with
 
-H100 = {"name": "NVIDIA H100 80GB HBM3", "backend": "cuda", "l2_bytes": 50 * 2 ** 20,
-        "peak_bandwidth": 3.35e12, "peak_flops_float32": 67e12}
-CPU = {"name": "Some CPU (2 threads)", "backend": "cpu", "l2_bytes": 32 * 2 ** 20,
-       "peak_bandwidth": 25e9, "peak_flops_float32": 200e9}
-
-
-def made(name, records, device, **meta):
-    """A hand-made Result (not a measurement) on ``device``."""
-    return Result(name, records, {"device": dict(device), "date": "2000-01-01T00:00:00", **meta})
+ROOT = Path(__file__).resolve().parents[1]
+H200 = {"name": "GPU A", "backend": "cuda", "l2_bytes": 60 * 2 ** 20, "peak_bandwidth": 4.8e12,
+        "peak_flops_float32": 67e12, "source": "a datasheet"}
 
 
-def matmul_run(gflops_by_n, device=CPU, peak=None, dtype="float32", tc=False, **meta):
-    peak = peak or device["peak_flops_float32"]
-    recs = [{"n": n, "dtype": dtype, "tensor_cores": tc, "op": "matmul", "flops": 2.0 * n ** 3,
-             "seconds": 2.0 * n ** 3 / (g * 1e9), "gflops": g, "peak_flops": peak,
-             "fraction_of_peak": g * 1e9 / peak} for n, g in gflops_by_n.items()]
-    return made("matmul_vs_size", recs, device, **meta)
+def page(run):
+    """A shipped record as the page's own run (the chapter replays it so)."""
+    return Result(run.name, list(run.records), {**run.meta, "reference": False})
 
 
-def first_paragraph(p) -> str:
-    return str(p).split("\n\n")[0]
-
-
-# --- record sets --------------------------------------------------------------------------
-
-CHAPTER = ("matmul_vs_size", "mfu_vs_batch", "elementwise_vs_matmul")
-
-
-def test_every_quick_set_has_the_chapter():
-    # The full CPU set in brrr/data/reference is regenerated for all chapters at once.
-    for name, runs in record_sets().items():
-        if name.startswith("quick/"):
-            for e in CHAPTER:
-                assert e in runs, f"{name} lacks {e}: rerun scripts/make_reference.py --chapters 01"
-
-
-def test_spec_ratios_state_the_range_and_the_exceptions():
-    frame = brrr.specs.tensor_vs_general()
-    p = prose.spec_ratios(frame)
-    text = str(p)
-    lo, hi = frame.loc[frame["ratio"].idxmin()], frame.loc[frame["ratio"].idxmax()]
-    assert close_to(lo["ratio"], text, 0.03) and close_to(hi["ratio"], text, 0.03)
-    assert "not measurements" in text and "(the GeForce cards)" in text and "(the A100)" in text
-    # The training parts are chosen by their spec sheets (half-rate FP64), not by their ratio: the V100, at 8,
-    # is one of them; the T4, also at 8, is not.
-    specs = {s.name: s for s in brrr.specs.GPU_SPECS.values()}
-    training = [g for g in frame["GPU"] if specs[g].fp64 and specs[g].fp64 >= 0.4 * specs[g].fp32]
-    assert "Tesla V100 SXM2" in training and "Tesla T4" not in training
-    assert p.facts["training"] == {"Volta": ["V100"], "Ampere": ["A100"], "Hopper": ["H100", "H200", "GH200"]}
-    assert "8 times more on the V100 (Volta), 16 on the A100 (Ampere) and 14 to 15 on the H100, H200 and GH200" in text
-    assert "He's sixteen-fold gap is the A100's" in text
-    # A2:C7: the GeForce cards as one group, and the parts between them and the training parts by ratio
-    small = [g for g, r in zip(frame["GPU"], frame["ratio"]) if r <= 2.5]
-    if all("GeForce RTX" in g for g in small):
-        models = sorted(g.split("RTX ")[1][:4] for g in small)
-        assert f"the {words.spelled(len(small))} GeForce RTX cards ({models[0]} to {models[-1]})" in text
-        assert "NVIDIA GeForce" not in text
-    assert ("half the rate" in text) == all("GeForce" in g for g in frame[frame["ratio"] <= 2.5]["GPU"])
-    one = frame[frame["ratio"] >= 10]
-    assert "GeForce" not in str(prose.spec_ratios(one)) and "small ratios" not in str(prose.spec_ratios(one))
-    inference = str(prose.spec_ratios(frame[frame["GPU"].isin(["Tesla T4", "NVIDIA L4"])]))
-    assert "built for training" not in inference and "from 4 (NVIDIA L4) to 8 (Tesla T4)" in inference
-
-
-# --- matmul against size ----------------------------------------------------------------
-
-def expected_shape(ys):
-    best = max(ys)
-    if best < prose.FLAT * min(ys):
-        return "flat"
-    if ys[-1] < prose.PLATEAU * best:
-        return "falls after its best"
-    plateau = len(ys)
-    while ys[plateau - 1] >= prose.PLATEAU * best:
-        plateau -= 1
-    if ys.index(best) < plateau:
-        return "uneven"
-    if ys[-2] < prose.PLATEAU * best:
-        return "still rising"
-    return "flattens"
+def said(out):
+    """{name (else kind): claim} of ``say``'s output, each claim checked, each paragraph of MOST_SENTENCES at most
+    (the first claim of a name wins: a reference run's come after the page's)."""
+    assert out.text and all(c.check() is None for c in out.claims)
+    assert all(len(re.findall(r"[.!?](?:\s|$)", p)) <= claims.MOST_SENTENCES for p in out.text.split("\n\n"))
+    return {getattr(c, "name", "") or type(c).__name__: c for c in reversed(out.claims)}
 
 
 @pytest.mark.parametrize("runs", sets_with("matmul_vs_size"))
-def test_matmul_curve(runs):
-    run = runs["matmul_vs_size"]
-    refs = reference.load("matmul_vs_size")
-    p = prose.matmul_curve(run, refs)
-    text = first_paragraph(p)
+def test_the_sweep_claims_its_shape_best_and_the_last_size_no_bound_explains(runs):
+    run = page(runs["matmul_vs_size"])
+    got = said(compute.matmul_sweep(run))
     recs = sorted(run.records, key=lambda r: r["n"])
-    ys = [r["gflops"] * 1e9 for r in recs]
-    peak = max(r["peak_flops"] for r in recs)
-    best = max(recs, key=lambda r: r["gflops"])
-    assert words.rate(best["gflops"] * 1e9) in text and f"n = {best['n']:,}" in text
-    assert words.percent(best["gflops"] * 1e9 / peak) in text
-    assert words.rate(ys[0]) in text
-    shape = expected_shape(ys)
-    assert p.facts["outcome"] == shape
-    phrase = {"flat": "barely changed", "falls after its best": "fell again", "uneven": "The curve is uneven",
-              "still rising": "still rising at the largest size", "flattens": "the curve flattens"}[shape]
-    assert phrase in text
-    if shape == "flattens":
-        start = len(ys)
-        while ys[start - 1] >= prose.PLATEAU * max(ys):
-            start -= 1
-        assert f"From n = {recs[start]['n']:,} on" in text
-        assert ("compute-bound" in text) == (best["gflops"] * 1e9 >= prose.HALF * peak)
-    above = any(r["gflops"] * 1e9 > prose.ABOVE_ROOF * r["peak_flops"] for r in recs)
-    assert ("above the" in text) == above
-    import re
-    roof = re.search(r"(\d+)x\1 np\.matmul", run.meta["device"].get("source", ""))
-    at_roof = [r for r in recs if roof and run.meta["device"]["backend"] == "cpu" and r["n"] == int(roof.group(1))]
-    assert ("the very size the measured roof was taken at" in text) == bool(
-        at_roof and at_roof[0]["gflops"] * 1e9 < prose.HALF * at_roof[0]["peak_flops"])
-    assert ("measured roof" in text) == (run.meta["device"]["backend"] == "cpu")
-    for ref in refs:
-        assert ref.meta["device"]["name"] in str(p)
-        assert words.rate(max(r["gflops"] for r in ref.records) * 1e9) in str(p)
-    if not refs:
-        assert "No reference GPU run" in str(p)
+    assert got["outcome"].xs == [r["n"] for r in recs] and got["best"].measured == max(r["gflops"] for r in recs) * 1e9
+    roof = Roofline.from_summary(run.meta["device"])
+    far = [r for r in recs if claims.Regime("", r["flops"], r["nbytes"], roof, seconds=r["seconds"]).outcome
+           == claims.UNEXPLAINED_REGIME]
+    chosen = far[-1] if far else recs[0]
+    assert (got["regime"].flops, got["regime"].seconds) == (chosen["flops"], chosen["seconds"])
+    assert got["regime"].call_cost is None          # chapter 1 measures no fixed cost of a call
 
 
-def test_matmul_curve_wordings():
-    rising = matmul_run({32: 1, 64: 8, 128: 40, 256: 100})
-    assert prose.matmul_curve(rising).facts["outcome"] == "still rising"
-    flat_top = matmul_run({32: 1, 64: 20, 128: 150, 256: 160, 512: 170})
-    t = str(prose.matmul_curve(flat_top))
-    assert "From n = 128 on, the curve flattens" in t and "compute-bound" in t
-    low_top = matmul_run({32: 1, 64: 20, 128: 50, 256: 55})
-    assert "levels off at only" in str(prose.matmul_curve(low_top))
-    # Falls after its best, where the last matrices outgrow the last-level cache (32 MiB: n > 1672).
-    falls = matmul_run({256: 50, 1024: 150, 2048: 60})
-    t = str(prose.matmul_curve(falls))
-    assert "fell again" in t and "no longer fit in the 32 MiB last-level cache" in t
-    falls_in_cache = matmul_run({64: 50, 128: 150, 256: 60})
-    assert "shows whether it repeats" in str(prose.matmul_curve(falls_in_cache))
-    assert "barely changed" in str(prose.matmul_curve(matmul_run({64: 100, 128: 110, 256: 105})))
-    uneven = str(prose.matmul_curve(matmul_run({32: 1, 64: 5, 128: 0.2, 256: 1.2, 512: 4.5})))
-    assert "uneven: after its best at n = 64 it fell to 200 MFLOP/s at n = 128" in uneven
-    assert "still rising" not in uneven
-    dip = str(prose.matmul_curve(matmul_run({32: 10, 64: 3, 128: 100, 256: 110})))
-    assert "n = 64 ran at fewer FLOP/s than n = 32" in dip
-    above = str(prose.matmul_curve(matmul_run({64: 10, 128: 150, 256: 230})))
-    assert "n = 256 measured above the line" in above and "measured roof" in above
-    gpu_above = str(prose.matmul_curve(matmul_run({1024: 10e3, 4096: 60e3, 8192: 71e3}, device=H100)))
-    assert "above the spec-sheet peak" in gpu_above and "measured roof" not in gpu_above
+def matmuls(device, seconds_by_n, **meta):
+    recs = [{"n": n, "op": "matmul", "dtype": "float32", "flops": 2.0 * n ** 3, "nbytes": 12.0 * n * n,
+             "seconds": t, "gflops": 2 * n ** 3 / t / 1e9, "peak_flops": device["peak_flops_float32"]}
+            for n, t in seconds_by_n.items()]
+    return Result("matmul_vs_size", recs, {"device": device, "date": "2000-01-01", **meta})
 
 
-def test_matmul_curve_says_when_the_roof_size_fell_short_of_the_roof():
-    source = "measured on this machine (2000-01-01, best of np.copyto on 256 MiB and 256x256 np.matmul)"
-    busy = matmul_run({64: 5, 128: 20, 256: 60}, device={**CPU, "source": source})
-    p = prose.matmul_curve(busy)
-    assert p.facts["busy"] and "At n = 256, the very size the measured roof was taken at" in str(p)
-    quiet = matmul_run({64: 5, 128: 20, 256: 160}, device={**CPU, "source": source})
-    assert not prose.matmul_curve(quiet).facts["busy"]
-    assert not prose.matmul_curve(matmul_run({64: 5, 128: 20, 256: 60})).facts["busy"]   # no source
+@pytest.mark.parametrize("bandwidth,twin", [(3.35e12, True), (4.8e12, False)])
+def test_a_reference_gpu_of_the_same_peak_and_another_bandwidth_is_compared_at_the_unexplained_size(bandwidth, twin):
+    here = matmuls(H200, {64: 7e-6, 512: 17e-6, 4096: 2.7e-3})
+    other = matmuls({**H200, "name": "GPU B", "peak_bandwidth": bandwidth}, {64: 7e-6, 512: 18e-6, 4096: 2.7e-3},
+                    reference=True)
+    got = said(compute.matmul_sweep(here, [other]))
+    assert ("twin" in got) == twin
+    assert not twin or ((got["twin"].value, got["twin"].base, got["Cause"].outcome) == (18e-6, 17e-6, "said")
+                        and got["Cause"].evidence is got["twin"])
 
 
-def test_matmul_curve_compares_where_the_reference_gets_going():
-    live = matmul_run({32: 10, 64: 100, 128: 150, 256: 160})
-    ref = matmul_run({64: 100, 256: 10e3, 1024: 40e3, 4096: 50e3}, device=H100, reference=True)
-    t = str(prose.matmul_curve(live, [ref]))
-    assert "It needed larger matrices to get going" in t and "n = 1,024, this run at n = 64" in t
-    assert "312 times this run's best" in t
-
-
-# --- tensor cores ----------------------------------------------------------------------------
-
-def tensor_run(device=H100, reference_run=False, tc=True):
-    rows = []
-    for dtype, peak, rates in (("float32", 494.5e12, {1024: 50e3, 4096: 300e3, 8192: 320e3}),
-                               ("float16", 989.5e12, {1024: 90e3, 4096: 600e3, 8192: 620e3})):
-        rows += matmul_run(rates, device=device, peak=peak, dtype=dtype, tc=tc).records
-    return made("matmul_tensor_cores", rows, device, reference=reference_run)
-
-
-def test_tensor_cores_on_a_cpu_without_a_reference():
-    mm = matmul_run({32: 1, 64: 8})
-    p = prose.tensor_cores(None, [], fp32=mm)
-    assert p.facts["outcome"] == "nothing to show"
-    assert "no reference GPU run of the tensor-core sweep ships" in str(p)
-    assert "#fig-tensor-cores" not in str(p)   # no figure is drawn, so none is linked
-
-
-def test_tensor_cores_on_a_cpu_with_a_reference():
-    mm = matmul_run({32: 1, 64: 8})
-    ref_fp32 = matmul_run({1024: 30e3, 8192: 50e3}, device=H100, peak=67e12, reference=True)
-    p = prose.tensor_cores(None, [tensor_run(reference_run=True)], fp32=mm, fp32_references=[ref_fp32])
-    t = str(p)
-    assert p.facts["outcome"] == "reference only" and "#fig-tensor-cores" in t
-    assert "TF32 reached 320 TFLOP/s at n = 8,192" in t and words.percent(320e12 / 494.5e12) in t
-    assert "FP16 reached 620 TFLOP/s" in t and "12 times the FP32 general-math best (50 TFLOP/s" in t
-
-
-def test_tensor_cores_live_on_a_gpu():
-    mm = matmul_run({1024: 30e3, 8192: 50e3}, device=H100, peak=67e12)
-    p = prose.tensor_cores(tensor_run(), [], fp32=mm)
-    t = str(p)
-    assert p.facts["outcome"] == "measured" and "#fig-tensor-cores" in t and "#fig-matmul" in t
-    assert "12 times the FP32 general-math best" in t and "No reference GPU run" in t
-    none = prose.tensor_cores(tensor_run(tc=False), [], fp32=mm)
-    assert none.facts["outcome"] == "no tensor cores" and "ran on general math" in str(none)
+@pytest.mark.parametrize("runs", sets_with("matmul_vs_size"))
+def test_worked_problems_1_and_2_are_checked_by_the_sweeps_own_points(runs):
+    run = page(runs["matmul_vs_size"])
+    roof, by_n = Roofline.from_summary(run.meta["device"]), {r["n"]: r for r in run.records}
+    n = sorted(by_n)[len(by_n) // 2]
+    got = said(compute.sweep_checks(run, n))
+    x = by_n[n]
+    assert (got["matmul"].measured, got["matmul"].allowed) == (x["seconds"], x["flops"] / x["peak_flops"])
+    past = min((m for m in by_n if m >= math.ceil(6 * roof.ridge)), default=max(by_n))
+    assert got["ridge"].measured == by_n[past]["seconds"] == got["regime"].seconds
 
 
 @pytest.mark.parametrize("runs", sets_with("matmul_tensor_cores"))
-def test_tensor_cores_on_record_sets(runs):
-    run = runs["matmul_tensor_cores"]
-    p = prose.tensor_cores(run, reference.load("matmul_tensor_cores"), fp32=runs.get("matmul_vs_size"),
-                           fp32_references=reference.load("matmul_vs_size"))
-    text = first_paragraph(p)
+def test_each_kind_of_tensor_core_math_is_held_to_its_own_peak(runs):
+    run = page(runs["matmul_tensor_cores"])
+    got = said(compute.tensor_cores(run))
     for dtype in {r["dtype"] for r in run.records}:
-        best = max(r["gflops"] for r in run.records if r["dtype"] == dtype)
-        assert words.rate(best * 1e9) in text
-        # The best point is not the only one quoted when the largest size ran slower than it.
-        largest = max((r for r in run.records if r["dtype"] == dtype), key=lambda r: r["n"])
-        assert words.rate(largest["gflops"] * 1e9) in text
-    # Constant (all-ones) matrices are flagged wherever a GPU run did not record random data.
-    gpu = run.meta["device"]["backend"] != "cpu"
-    assert ("were constants" in text) == (gpu and run.meta.get("data") is None)
-
-
-# --- MFU against the batch -------------------------------------------------------------------
-
-def mfu_run(mfu_by_batch, device=CPU, seconds_over_roofline=None, width=1024, **meta):
-    peak, bw = device["peak_flops_float32"], device["peak_bandwidth"]
-    recs = []
-    for batch, m in mfu_by_batch.items():
-        flops = 2.0 * batch * width * width
-        nbytes = 4.0 * (width * width + width + 2 * batch * width)
-        seconds = flops / (m * peak)
-        recs.append({"batch": batch, "width": width, "seconds": seconds, "flops": flops,
-                     "gflops": flops / seconds / 1e9, "mfu": m, "peak_flops": peak, "nbytes": nbytes,
-                     "intensity": flops / nbytes, "roofline_seconds": max(flops / peak, nbytes / bw)})
-    if seconds_over_roofline:
-        r = recs[0]
-        r["seconds"] = seconds_over_roofline * r["roofline_seconds"]
-        r["mfu"] = r["flops"] / r["seconds"] / peak
-        r["gflops"] = r["flops"] / r["seconds"] / 1e9
-    return made("mfu_vs_batch", recs, device, width=width, peak_flops=peak, peak_bandwidth=bw, **meta)
+        best = max((r for r in run.records if r["dtype"] == dtype), key=lambda r: r["gflops"])
+        claim = next(c for c in got.values() if c.measured == best["gflops"] * 1e9)
+        assert claim.allowed == best["peak_flops"] and claim.unit == "FLOP/s"
 
 
 @pytest.mark.parametrize("runs", sets_with("mfu_vs_batch"))
-def test_mfu(runs):
-    run = runs["mfu_vs_batch"]
-    refs = reference.load("mfu_vs_batch")
-    p = prose.mfu(run, refs)
-    text = first_paragraph(p)
+def test_mfu_names_its_peak_and_the_last_batch_no_bound_explains_is_compared_with_the_first(runs):
+    run = page(runs["mfu_vs_batch"])
+    got = said(compute.mfu(run))
     recs = sorted(run.records, key=lambda r: r["batch"])
-    first, best = recs[0], max(recs, key=lambda r: r["mfu"])
-    assert f"batch of {first['batch']}" in text and words.percent(first["mfu"]) in text
-    assert f"best batch, {best['batch']:,}" in text and words.percent(best["mfu"]) in text
-    assert p.facts["outcome"] == expected_shape([r["mfu"] for r in recs])
-    ridge = run.meta["peak_flops"] / run.meta["peak_bandwidth"]
-    assert ("memory-bound" in text) == (first["intensity"] < ridge)
-    ratio = first["seconds"] / first["roofline_seconds"]
-    # One named peak: the FP32 general-math one every record divides by (review 01_02 item 9).
-    assert words.rate(run.meta["peak_flops"]) in text and "FP32 general-math" in text
-    assert "close to compute-bound" not in text and "other programs" not in text and "busy machine" not in text
-    if ratio > prose.OVERHEAD:
-        assert "fixed cost per call" in text
-    elif ratio < 1:
-        assert f"{words.percent(1 - ratio)} less than the roofline's least time" in text
-        assert "faster than the roofline allows" in text and ("stayed warm" in text or "measurement" in text)
-    elif ratio <= prose.NEAR:
-        assert "close to what the" in text
-    else:
-        assert "the rest is neither" in text and close_to(100 / ratio, text)
-    above = any(r["mfu"] > prose.ABOVE_ROOF for r in recs)
-    assert ("measured above the line" in text) == above
-    assert len(str(p).split("\n\n")) == 1 + max(len(refs), 1)
-
-
-def test_mfu_wordings():
-    gpu = mfu_run({1: 0.0003, 64: 0.02, 1024: 0.3, 4096: 0.7, 16384: 0.72}, device=H100,
-                  seconds_over_roofline=20)
-    t = str(prose.mfu(gpu))
-    assert "fixed cost per call" in t and "memory-bound" in t and "From batch 4,096 on" in t
-    assert "72% of that FP32 spec-sheet peak" in t and "No reference GPU run" in t
-    near = str(prose.mfu(mfu_run({1: 0.01, 64: 0.2, 1024: 0.6}, device=H100, seconds_over_roofline=1.5)))
-    # Faster than the roofline's least time, even by 7%: a point above the roof, and why (4 MiB in 32 MiB of cache).
-    warm = prose.mfu(mfu_run({1: 0.1, 64: 0.6, 1024: 0.9}, seconds_over_roofline=0.93))
-    assert warm.facts["small_batch"] == "above roofline"
-    t = str(warm)
-    assert "7% less than the roofline's least time" in t and "faster than the roofline allows" in t
-    most = 2.0 * 1024 * 1024 / (4.0 * (1024 * 1024 + 3 * 1024)) * 25e9 / 200e9   # intensity x bandwidth / peak
-    assert f"an MFU of 6.7%, where the memory roof allows at most {words.percent(most)}" in t
-    assert "back to back, so the weights stayed warm: the layer's 4.01 MiB fit in the 32 MiB" in t   # A2:C1
-    cold = str(prose.mfu(mfu_run({1: 0.1, 64: 0.6, 1024: 0.9}, device={**CPU, "l2_bytes": 2 ** 20},
-                                 seconds_over_roofline=0.93)))
-    assert "This run beat the roof because the roof is this CPU's own measurement" in cold
-    assert "close to what the memory traffic alone costs" in near
-    partly = str(prose.mfu(mfu_run({1: 0.01, 64: 0.2, 1024: 0.6}, device=H100, seconds_over_roofline=2.5)))
-    assert "accounts for 40% of the call" in partly
-    above = str(prose.mfu(mfu_run({1: 0.1, 64: 0.6, 1024: 1.2})))
-    assert "batch = 1,024 measured above the line" in above and "PyTorch" in above
-    # Falls after its best: 16384 rows of activations (128 MiB) outgrow a 32 MiB cache.
-    falls = str(prose.mfu(mfu_run({1: 0.1, 1024: 0.6, 16384: 0.3})))
-    assert "fell again" in falls and "no longer fit" in falls
-    same = str(prose.mfu(mfu_run({1: 0.5, 64: 0.52})))
-    assert "the batch made little difference" in same
-
-
-def test_mfu_reference_paragraph():
-    live = mfu_run({1: 0.1, 16: 0.4, 256: 0.5})
-    ref = mfu_run({1: 0.0003, 256: 0.05, 4096: 0.6}, device=H100, reference=True)
-    t = str(prose.mfu(live, [ref]))
-    assert "On the reference NVIDIA H100 80GB HBM3" in t and "batch 4,096, this run at batch 16" in t
-
-
-# --- elementwise against matmul --------------------------------------------------------------
-
-def gap_run(rates, device=CPU, spec_gap=None, gbps_x2=None, **meta):
-    """rates: {kind: GFLOP/s}; peaks as elementwise_vs_matmul records them."""
-    recs = []
-    n = 2 ** 22
-    for kind, g in rates.items():
-        tc = "tensor" in kind
-        flops = {"elementwise x * 2": n, "elementwise fused FMA chain": 2 * 512 * n}.get(kind, 2.0 * 1024 ** 3)
-        nbytes = 8.0 * n if kind.startswith("elementwise") else 3 * 4.0 * 1024 ** 2
-        peak = 989.5e12 if tc else device["peak_flops_float32"]
-        seconds = flops / (g * 1e9)
-        recs.append({"kind": kind, "library": "x", "dtype": "float16" if tc else "float32", "tensor_cores": tc,
-                     "flops": flops, "nbytes": nbytes, "seconds": seconds, "gflops": g,
-                     "gbps": nbytes / seconds / 1e9, "intensity": flops / nbytes, "peak_flops": peak,
-                     "fraction_of_peak": g * 1e9 / peak})
-    best_mm = max(g for k, g in rates.items() if k.startswith("matmul"))
-    best_el = max(g for k, g in rates.items() if k.startswith("elementwise"))
-    return made("elementwise_vs_matmul", recs, device, gap=best_mm / best_el, spec_gap=spec_gap, repeat=512,
-                matmul_n=1024, n_elements=n, **meta)
+    assert got["best"].mfu and got["best"].measured == max(r["gflops"] for r in recs) * 1e9
+    small = got["small_batch"]
+    assert (small.measured, small.allowed) == (recs[0]["seconds"], recs[0]["roofline_seconds"])
+    far = [r for r in recs if r["seconds"] > claims.UNEXPLAINED * r["roofline_seconds"]]
+    assert ("regime" in got) == bool(far)
+    if far and far[-1] is not recs[0]:
+        assert (got["time"].value, got["time"].base) == (far[-1]["seconds"], recs[0]["seconds"])
 
 
 @pytest.mark.parametrize("runs", sets_with("elementwise_vs_matmul"))
-def test_elementwise_gap(runs):
-    run = runs["elementwise_vs_matmul"]
-    refs = reference.load("elementwise_vs_matmul")
-    p = prose.elementwise_gap(run, refs)
-    paras = str(p).split("\n\n")
-    text, x2_text = paras[0], paras[1]
-    by = {r["kind"]: r for r in run.records}
-    for r in by.values():
-        assert words.rate(r["gflops"] * 1e9) in text
-    cpu = run.meta["device"]["backend"] == "cpu"
-    chain = by.get("elementwise fused FMA chain")
-    if cpu and chain:
-        ratio = by["matmul FP32"]["gflops"] / chain["gflops"]
-        if ratio > 1 + words.SAME:
-            assert p.facts["outcome"] == "matmul faster" and close_to(ratio, text)
-        elif ratio < 1 / (1 + words.SAME):
-            assert p.facts["outcome"] == "chain faster" and close_to(1 / ratio, text)
-        else:
-            assert p.facts["outcome"] == "about the same"
-        assert "The spec sheets' gap is a GPU's" in text
-        assert close_to(chain["gflops"] / by["elementwise x * 2"]["gflops"], x2_text)
-    if run.meta.get("spec_gap") and "matmul FP16 tensor cores" in by:
-        assert close_to(run.meta["gap"], text) and close_to(run.meta["spec_gap"], text)
-    # Every share names its peak; a chain that ran no FMA instruction is never called one, and its
-    # ceiling (half the FP32 peak, which counts an FMA as two FLOPs) is given with its share of it.
-    assert "of its peak" not in text and "because" not in text
-    if chain:
-        assert ("no FMA instruction" in text) == (not chain.get("fma"))
-        if not chain.get("fma") and run.meta.get("spec_gap") and chain["gflops"] >= max(
-                r["gflops"] for k, r in by.items() if k.startswith("elementwise")):
-            assert words.rate(chain["peak_flops"] / 2) in text
-            assert close_to(100 * chain["gflops"] * 2e9 / chain["peak_flops"], text, 0.02)
-    frac = by["elementwise x * 2"]["gbps"] * 1e9 / run.meta["device"]["peak_bandwidth"]
-    expected = ("above bandwidth" if frac > prose.ABOVE_ROOF else "memory-bound" if frac >= 0.3 else "below both")
-    assert p.facts["x2_outcome"] == expected
-    assert words.rate(by["elementwise x * 2"]["gbps"] * 1e9, "B/s") in x2_text
-    for ref in refs:
-        assert ref.meta["device"]["name"] in str(p)
+def test_the_gap_is_the_best_matmul_over_the_best_elementwise_kernel(runs):
+    run = page(runs["elementwise_vs_matmul"])
+    got = said(compute.gap(run))
+    by = {r["kind"]: r["gflops"] * 1e9 for r in run.records}
+    assert got["gap"].value == max(v for k, v in by.items() if k.startswith("matmul"))
+    assert got["gap"].base == max(v for k, v in by.items() if k.startswith("elementwise"))
+    assert ("outcome" in got) == bool(run.meta.get("spec_gap") and "matmul FP16 tensor cores" in by)
+    assert got["x2_outcome"].regime == "memory-bound"
 
 
-def test_elementwise_gap_wordings():
-    gpu = gap_run({"elementwise x * 2": 300, "elementwise fused FMA chain": 50e3, "matmul FP32": 55e3,
-                   "matmul FP16 tensor cores": 650e3}, device=H100, spec_gap=14.8)
-    t = str(prose.elementwise_gap(gpu))
-    assert "13 times the FLOP/s of the best elementwise kernel" in t and "14.8" not in t and "15" in t
-    assert "Most of the spec-sheet gap shows" in t
-    smaller = gap_run({"elementwise x * 2": 300, "elementwise fused FMA chain": 60e3, "matmul FP32": 55e3,
-                       "matmul FP16 tensor cores": 300e3}, device=H100, spec_gap=14.8)
-    t = str(prose.elementwise_gap(smaller))
-    assert "Less of it shows" in t and "because" not in t   # shares of different peaks explain nothing
-    fma_chain = gap_run({"elementwise x * 2": 300, "elementwise fused FMA chain": 30e3, "matmul FP32": 55e3,
-                         "matmul FP16 tensor cores": 650e3}, device=H100, spec_gap=14.8)
-    fma_chain.records[1]["fma"] = True
-    t = str(prose.elementwise_gap(fma_chain))
-    assert "fused multiply-adds per element" in t and "half that peak" not in t and "no FMA" not in t
-    larger = prose.elementwise_gap(gap_run({"elementwise x * 2": 300, "elementwise fused FMA chain": 30e3,
-                                            "matmul FP32": 55e3, "matmul FP16 tensor cores": 650e3},
-                                           device=H100, spec_gap=14.8))   # 650/30 = 21.7 > 14.8
-    assert larger.facts["outcome"] == "gap larger" and "at most half that peak" in str(larger)
-    chain_wins = str(prose.elementwise_gap(gap_run(
-        {"elementwise x * 2": 1, "elementwise fused FMA chain": 120, "matmul FP32": 60})))
-    assert "the chain outran the matmul, 2 times its FLOP/s" in chain_wins
-    same = prose.elementwise_gap(gap_run({"elementwise x * 2": 1, "elementwise fused FMA chain": 100,
-                                          "matmul FP32": 105}))
-    assert same.facts["outcome"] == "about the same"
-    above = str(prose.elementwise_gap(gap_run({"elementwise x * 2": 1, "elementwise fused FMA chain": 230,
-                                               "matmul FP32": 180})))
-    assert "above the measured roof" in above
-    # x * 2 at 2 GFLOP/s moves 16 GB/s of a 25 GB/s roof: memory-bound.
-    assert prose.elementwise_gap(gap_run({"elementwise x * 2": 2, "elementwise fused FMA chain": 100,
-                                          "matmul FP32": 150})).facts["x2_outcome"] == "memory-bound"
-    # x * 2 on 2^22 elements moves 32 MiB: within a 32 MiB cache, within four of them, beyond any.
-    for llc, words_ in ((32 * 2 ** 20, "fit in the 32 MiB last-level cache"),
-                        (16 * 2 ** 20, "less than four times the 16 MiB last-level cache"),
-                        (2 * 2 ** 20, "the DRAM roof understates this machine")):
-        above_bw = prose.elementwise_gap(gap_run({"elementwise x * 2": 4, "elementwise fused FMA chain": 100,
-                                                  "matmul FP32": 150}, device={**CPU, "l2_bytes": llc}))
-        assert above_bw.facts["x2_outcome"] == "above bandwidth" and words_ in str(above_bw)
-    no_chain = prose.elementwise_gap(gap_run({"elementwise x * 2": 1, "matmul FP32": 150}))
-    assert no_chain.facts["outcome"] == "no chain"
+def gap_run(device, fma):
+    chain = {"kind": "elementwise fused FMA chain", "gflops": 20e3, "peak_flops": 67e12, "intensity": 256.0}
+    recs = [{"kind": "elementwise x * 2", "gflops": 500.0, "gbps": 4e3, "flops": 2 ** 26, "nbytes": 2.0 ** 29,
+             "seconds": 1.3e-4}, {**chain, **({"fma": fma} if fma is not None else {})},
+            {"kind": "matmul FP32", "gflops": 50e3, "tensor_cores": False}]
+    return Result("elementwise_vs_matmul", recs, {"device": device, "repeat": 1024})
 
 
-def test_elementwise_gap_reference_on_a_cpu():
-    live = gap_run({"elementwise x * 2": 1, "elementwise fused FMA chain": 100, "matmul FP32": 150})
-    ref = gap_run({"elementwise x * 2": 300, "elementwise fused FMA chain": 50e3, "matmul FP32": 55e3,
-                   "matmul FP16 tensor cores": 650e3}, device=H100, spec_gap=14.8, reference=True)
-    t = str(prose.elementwise_gap(live, [ref]))
-    assert "On the reference NVIDIA H100 80GB HBM3" in t and "the tensor cores make the gap" in t
+@pytest.mark.parametrize("device,fma,ceiling", [(H200, None, 0.5), (H200, False, 0.5), (H200, True, 1.0),
+                                                ({**H200, "backend": "cpu"}, False, 1.0)])
+def test_the_chain_is_held_to_the_ceiling_of_the_instructions_its_record_ran(device, fma, ceiling):
+    got = said(compute.gap(gap_run(device, fma)))
+    assert got["chain"].allowed == ceiling * 67e12
 
 
-@pytest.mark.parametrize("runs", sets_with("elementwise_vs_matmul"))
-def test_elementwise_gap_flags_constant_matmul_data(runs):
-    run = runs["elementwise_vs_matmul"]
-    text = str(prose.elementwise_gap(run, [])).split("\n\n")[0]
-    tc = any(r.get("tensor_cores") for r in run.records)
-    assert ("were constants" in text) == (tc and run.meta.get("data") is None and run.meta.get("spec_gap") is not None)
+@pytest.mark.parametrize("runs", sets_with("matmul_vs_size", "elementwise_vs_matmul"))
+def test_worked_problem_3_is_checked_by_the_sweep_and_the_comparison_at_one_size(runs):
+    sweep, gap = page(runs["matmul_vs_size"]), page(runs["elementwise_vs_matmul"])
+    side = math.isqrt(gap.meta["n_elements"])
+    got = said(compute.ratio_check(sweep, gap, side))
+    mm, roof = [r["seconds"] for r in sweep.records if r["n"] == side], Roofline.from_summary(sweep.meta["device"])
+    x2 = next(r["seconds"] for r in gap.records if r["kind"] == "elementwise x * 2")
+    ratio = (got["ratio"].value, got["ratio"].base) if mm else None
+    assert ratio == (mm[0] / x2, side / (4 * roof.ridge)) if mm else "Missing" in got
 
 
-def test_no_compute_sentence_blames_noise_or_other_programs_without_measuring_them():
-    """'Noise', 'a busy machine' and other programs are named only with the measurement that shows them."""
-    runs = [matmul_run({64: 50, 128: 150, 256: 60}), matmul_run({32: 1, 64: 5, 128: 0.2, 256: 1.2, 512: 4.5}),
-            matmul_run({32: 1, 64: 20, 128: 10, 256: 55, 512: 60}), matmul_run({32: 1, 64: 20, 128: 50, 256: 55})]
-    for run in runs:
-        t = str(prose.matmul_curve(run))
-        assert "noise" not in t and "busy" not in t and "other programs" not in t, t
+def test_a_missing_record_is_named():
+    for out, record in ((compute.matmul_sweep(None), "matmul_vs_size"), (compute.mfu(None), "mfu_vs_batch"),
+                        (compute.ratio_check(matmuls(H200, {8: 1e-6}), None, 8), "elementwise_vs_matmul")):
+        assert out.facts == {"missing": record}
+
+
+def test_the_answers_are_the_roofline_arithmetic_of_the_pages_peaks():
+    dev = SimpleNamespace(peak_flops=lambda dtype: 67e12, peak_bandwidth=4.8e12, summary=lambda: H200)
+    here = Roofline(dev.peak_flops("float32"), dev.peak_bandwidth)
+    got = compute.answers(dev, 2048, 8192)
+    for answer in got.values():
+        assert "{" not in answer.text and all(c.check() is None for c in answer.claims)
+    slots = {c.value for a in got.values() for c in a.claims if isinstance(c, claims.Value)}
+    assert {here.t_math(2 * 2048 ** 3), math.ceil(6 * here.ridge), 8192 / (4 * here.ridge)} <= slots
+    regimes = [c for a in got.values() for c in a.claims if isinstance(c, claims.Regime)]
+    assert all(c.regime == here.regime(c.flops, c.nbytes) and c.seconds is None for c in regimes)
+
+
+# --- static text: numbers recomputed from brrr.specs ------------------------------------------------------------
+
+def markdown(notebook: str, start: str) -> str:
+    cells = json.loads((ROOT / notebook).read_text())["cells"]
+    return next("".join(c["source"]) for c in cells if c["cell_type"] == "markdown" and start in "".join(c["source"]))
+
+
+def spread(values, fmt) -> str:
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+SPEC_GROUPS = {   # where the text quotes each row of the spec table
+    "on the V100": ("V100", "V100-PCIe"), "on the A100": ("A100-40GB", "A100-80GB-SXM", "A100-80GB-PCIe"),
+    "on the H100, H200 and GH200": ("H100-SXM", "H100-PCIe", "H100-NVL", "H200", "H200-NVL", "GH200-96GB", "GH200-144GB"),
+    "on the T4": ("T4",), "on the A10, L4, L40S and RTX A6000": ("A10", "L4", "L40S", "RTX-A6000"),
+    "belongs to the GeForce RTX cards": tuple(k for k in GPU_SPECS if k.startswith("RTX-") and k != "RTX-A6000")}
+
+
+def test_the_spec_ratio_text_quotes_the_spec_table():
+    text = " ".join(markdown("chapters/01_compute.ipynb", "These are spec-sheet figures").split())
+    ratio = {k: s.fp16_tensor / s.fp32 for k, s in GPU_SPECS.items()}
+    assert sorted(k for keys in SPEC_GROUPS.values() for k in keys) == sorted(GPU_SPECS)   # every row is said
+    assert f"from {spread(ratio.values(), '{:.1f}'.format)}" in text
+    for where, keys in SPEC_GROUPS.items():
+        figure = spread([ratio[k] for k in keys], "{:.1f}".format)
+        assert f"{figure} {where}" in text or f"{figure}, {where}" in text, where
+    training = {k for k, s in GPU_SPECS.items() if s.fp64 and s.fp64 >= 0.4 * s.fp32}   # "FP64 at half the FP32 rate"
+    assert training == {k for where in ("V100", "A100", "H100, H200 and GH200") for k in SPEC_GROUPS[f"on the {where}"]}
+
+
+def test_the_device_tables_ridge_text_quotes_the_spec_table():
+    text = " ".join(markdown("book/device_table.ipynb", "General FP32 math reaches its ridge").split())
+    t, q = spec_table(), lambda v: claims.quantity(float(v), "")
+    fp32, tc = t["ridge FP32 (FLOP/B)"], t["ridge FP16 tensor (FLOP/B)"]
+    geforce = t["GPU"].str.contains("GeForce")
+    ridge = dict(zip(t["GPU"], tc))
+    for quote in (f"at {spread(fp32, q)} FLOP per byte", f"at {q(tc.min())} (GeForce RTX 3090) to {q(tc.max())} (L40S)",
+                  f"{spread(tc[~geforce], q)} on the data-centre", f"{spread(tc[geforce], q)} on the GeForce",
+                  f"is {spread(tc / fp32, q)} times its FP32 one",
+                  f"(V100 SXM2 {q(ridge['Tesla V100 SXM2'])}, A100 40GB {q(ridge['NVIDIA A100 40GB'])}, H100 SXM "
+                  f"{q(ridge['NVIDIA H100 SXM'])} FLOP/byte)",
+                  f"back by {claims.quantity(1 - ridge['NVIDIA H200 SXM'] / ridge['NVIDIA H100 SXM'], '%')}, from "
+                  f"{q(ridge['NVIDIA H100 SXM'])} to {q(ridge['NVIDIA H200 SXM'])}"):
+        assert quote in text, quote
+    assert t.loc[tc.idxmin(), "GPU"].endswith("RTX 3090") and t.loc[tc.idxmax(), "GPU"].endswith("L40S")

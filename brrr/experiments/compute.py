@@ -45,6 +45,12 @@ def _defaults(dev, quick):
     return (2 ** 20, 512, 128) if quick else (2 ** 22, 1024, 512)
 
 
+def default_sizes(dev=None, quick=None) -> dict:
+    """The sizes :func:`elementwise_vs_matmul` takes by default: ``{'n_elements', 'matmul_n', 'repeat'}``."""
+    dev = dev or live_device()
+    return dict(zip(("n_elements", "matmul_n", "repeat"), _defaults(dev, config.quick_mode() if quick is None else quick)))
+
+
 def elementwise_vs_matmul(n_elements: int = None, matmul_n: int = None, repeat: int = None,
                           tensor_cores: bool = True) -> Result:
     """FLOP/s of elementwise work and of matmuls on the live device (float32; FP16 on tensor cores).
@@ -226,8 +232,10 @@ def mfu_vs_batch(width: int = 1024, batches=None, progress: bool = True) -> Resu
 def gap_table(result):
     """The records of :func:`elementwise_vs_matmul` as a table for the page: what ran, with
     units in the headers (time per call in seconds, GFLOP/s, GB/s, share of the peak for
-    that kind of math)."""
+    that kind of math); None for None (a replayed set without the record)."""
     import math
+    if result is None:
+        return None
     frame = result.to_frame()
     # The chain's row says what its links ran as: records before the chain asked for FMA (and any CPU
     # run) did a multiply, then an add.

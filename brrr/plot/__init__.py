@@ -26,7 +26,7 @@ from ._base import _style  # noqa: F401 - brrr.intensity styles its own axes wit
 from .roofline_chart import roofline
 from .sweeps import bandwidth_vs_size, matmul_vs_size, repeat_sweep, sweep
 from .barchart import bars
-from .compute import TENSOR_MATH, matmul_tensor_cores
+from .compute import TENSOR_MATH, elementwise_vs_matmul, matmul_tensor_cores, mfu_vs_batch
 from .overhead import LIBRARY_MARKERS, LIBRARY_ORDER, double_the_batch, python_ops_per_second, \
     reduce_overhead, time_vs_size
 from .fusion import FUSION_OPS, fusion_speedups, fusion_times
@@ -50,7 +50,7 @@ def _draws_nothing_for_a_missing_run(figure):
     return drawn
 
 
-for _name in ("sweep", "repeat_sweep", "bandwidth_vs_size", "matmul_vs_size", "bars",
+for _name in ("sweep", "repeat_sweep", "mfu_vs_batch", "elementwise_vs_matmul", "bandwidth_vs_size", "matmul_vs_size", "bars",
               "python_ops_per_second", "time_vs_size", "reduce_overhead", "double_the_batch", "fusion_speedups",
               "fusion_times", "checkpoint_sweep", "checkpoint_peak_memory", "compiled_recompute", "dtype_roofline",
               "trace_timeline", "capstone_steps", "bandwidth_vs_parallelism", "network_predictions"):
@@ -63,7 +63,7 @@ __all__ = [
     "device_title", "save",
     # figures
     "roofline", "sweep", "repeat_sweep", "bandwidth_vs_size", "matmul_vs_size", "bars",
-    "TENSOR_MATH", "matmul_tensor_cores",
+    "TENSOR_MATH", "matmul_tensor_cores", "mfu_vs_batch", "elementwise_vs_matmul",
     "LIBRARY_MARKERS", "LIBRARY_ORDER", "python_ops_per_second", "time_vs_size", "reduce_overhead",
     "double_the_batch",
     "FUSION_OPS", "fusion_speedups", "fusion_times",
