@@ -128,6 +128,32 @@ def test_backward_rows_present_and_labelled():
     assert set(forward_only.phase) == {"forward"}
 
 
+def test_the_backward_rows_are_the_operators_a_backward_runs_unwatched():      # review 07_08 M7-7
+    """Watching adds no operator: the recorder keeps no output alive, so AccumulateGrad takes each new
+    gradient as it is instead of copying it (a copy per parameter, before the fix)."""
+    from collections import Counter
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Names(TorchDispatchMode):    # records each operator's name and keeps no tensor
+        def __init__(self):
+            super().__init__()
+            self.names = Counter()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names[str(func).replace("aten.", "").replace(".default", "")] += 1
+            return func(*args, **(kwargs or {}))
+
+    model = small_block(hidden=32, heads=2, ffn=64)
+    x = encoder_input(model, batch=2, seq=8)
+    table = brrr.profile(model, x, backward=True, measure=False)
+    loss = model(x).float().sum()
+    with Names() as unwatched:
+        loss.backward()
+    back = Counter(table[table.phase == "backward"].op)
+    assert back and all(unwatched.names[op] == n for op, n in back.items()), (back, unwatched.names)
+    assert "copy_" not in back
+
+
 def test_in_place_ops_are_replayed():
     model = nn.Sequential(nn.Linear(16, 16), nn.ReLU(inplace=True))
     table = brrr.profile(model, torch.randn(4, 16), repeats=3)
