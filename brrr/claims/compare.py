@@ -92,6 +92,8 @@ class Share(Claim):
 
     def validate(self):
         self.whole = finite("Share", "whole", self.whole)
+        if isinstance(self.parts, (list, tuple)):    # [[name, value], ...]: how to_dict keeps the parts' order
+            self.parts = dict(self.parts)
         if not self.parts:
             raise ValueError("Share: parts must name at least one part")
         self.parts = {k: finite("Share", f"parts[{k!r}]", v, positive=False) for k, v in self.parts.items()}
@@ -104,6 +106,10 @@ class Share(Claim):
 
     def text(self) -> str:
         return f"Of the {quantity(self.whole, self.unit)} {self.of}, {listing(self._named())}."
+
+    def to_dict(self) -> dict:
+        """As :meth:`Claim.to_dict`, the parts as [name, value] pairs: a notebook's JSON sorts a dict's keys."""
+        return {**super().to_dict(), "parts": [[k, v] for k, v in self.parts.items()]}
 
     def check(self):
         if sum(self.parts.values()) > self.whole * (1 + 1e-9):
