@@ -1,8 +1,9 @@
 """The clocks :func:`brrr.bench` reads: ``perf_counter_ns`` on the CPU, CUDA events on a GPU.
 
-Each clock can flush the cache it times through (a buffer twice the last-level cache
-or L2, read and written), time calls, and measure its own floor: what it reports for an
-empty call, kept per device in :attr:`brrr.Device.timer_floors`. All times are seconds.
+Each clock can flush the cache it times through (a buffer twice the last-level cache,
+read and written, on the CPU; one twice the L2, written, on a GPU), time calls, and measure
+its own floor: what it reports for an empty call, kept per device in
+:attr:`brrr.Device.timer_floors`. All times are seconds.
 """
 from __future__ import annotations
 
@@ -70,6 +71,8 @@ class GpuClock:
         return start.elapsed_time(end) * 1e-3
 
     def flush(self):
+        """Write a buffer twice the L2 (written, not read: the L2 may keep it as dirty lines, which a timed call's
+        misses then write back; a read-only flush would not leave them, but is unmeasured here)."""
         if self.library == "cupy":
             self._buffer.fill(0)
         else:

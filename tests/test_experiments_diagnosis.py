@@ -33,3 +33,12 @@ def test_reference_headers_name_the_device_briefly():
                  meta={"device": {"name": "NVIDIA H100 80GB HBM3"}})
     html = diagnosis.compile_table(run, [run]).to_html()
     assert "time per call, H100 80GB HBM3 (reference)" in html
+
+
+def test_batch_remedy_keeps_each_profiles_rows_and_how_its_whole_run_was_timed():   # review 07_08 M7-1, M7-2
+    from brrr.transformer import small_block
+    result = diagnosis.batch_remedy(small_block(hidden=32, heads=2, ffn=64).eval(), batches=(1, 2), seq=4)
+    for rec in result.records:
+        assert len(rec["rows"]) == rec["ops"] and set(rec["rows"][0]) == set(diagnosis.ROW_FIELDS)
+        assert rec["model_clock"] == "host" and rec["replay_floor_seconds"] > 0
+    assert "matmul FLOP/byte" in diagnosis.batches_table(result).to_html()

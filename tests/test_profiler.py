@@ -128,6 +128,59 @@ def test_backward_rows_present_and_labelled():
     assert set(forward_only.phase) == {"forward"}
 
 
+def test_the_backward_rows_are_the_operators_a_backward_runs_unwatched():      # review 07_08 M7-7
+    """Watching adds no operator: the recorder keeps no output alive, so AccumulateGrad takes each new
+    gradient as it is instead of copying it (a copy per parameter, before the fix)."""
+    from collections import Counter
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Names(TorchDispatchMode):    # records each operator's name and keeps no tensor
+        def __init__(self):
+            super().__init__()
+            self.names = Counter()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names[str(func).replace("aten.", "").replace(".default", "")] += 1
+            return func(*args, **(kwargs or {}))
+
+    model = small_block(hidden=32, heads=2, ffn=64)
+    x = encoder_input(model, batch=2, seq=8)
+    table = brrr.profile(model, x, backward=True, measure=False)
+    loss = model(x).float().sum()
+    with Names() as unwatched:
+        loss.backward()
+    back = Counter(table[table.phase == "backward"].op)
+    assert back and all(unwatched.names[op] == n for op, n in back.items()), (back, unwatched.names)
+    assert "copy_" not in back
+
+
+def test_the_whole_run_is_timed_back_to_back_on_the_host_clock(monkeypatch):      # review 07_08 M7-2
+    """On a GPU (faked: its synchronize counts), a block of whole passes is issued, then one sync:
+    the host's clock sees the larger of issuing and running; no CUDA event times a single call."""
+    import time
+    from brrr.experiments import wallclock
+    from brrr.profiler import table as profile_table
+
+    class Slow(nn.Module):           # a pass whose issue cost is 0.2 ms of the host's time
+        calls = 0
+
+        def forward(self, x):
+            Slow.calls += 1
+            time.sleep(2e-4)
+            return x * 2
+
+    class FakeGpu:
+        syncs = 0
+
+        def synchronize(self):
+            FakeGpu.syncs += 1
+
+    monkeypatch.setattr(wallclock, "live_device", lambda: FakeGpu())
+    whole = profile_table._time_model(Slow(), (torch.ones(2),), False, {"budget": 0.05}, "cuda")
+    assert 2e-4 <= whole["seconds"] < 2e-3 and whole["iqr_seconds"] >= 0
+    assert FakeGpu.syncs > 0 and Slow.calls > FakeGpu.syncs     # blocks of calls, one sync each
+
+
 def test_in_place_ops_are_replayed():
     model = nn.Sequential(nn.Linear(16, 16), nn.ReLU(inplace=True))
     table = brrr.profile(model, torch.randn(4, 16), repeats=3)
@@ -253,6 +306,7 @@ def test_profile_attrs_name_the_costs_the_text_compares():
     a = table.attrs
     for key in ("overhead_seconds", "replay_floor_seconds", "chapter3_call_seconds", "model_seconds"):
         assert a[key] > 0 and math.isfinite(a[key]), key
+    assert a["model_clock"] == "host" and a["model_iqr_seconds"] >= 0 and a["keeps_outputs"] is False
     assert a["summary"]["name"] == a["device"] and a["backend"] in ("cpu", "cuda")
     off = brrr.profile(nn.Linear(8, 8), torch.randn(4, 8), measure=False)
     assert off.attrs["overhead_seconds"] is None and math.isnan(off.attrs["replay_floor_seconds"])

@@ -128,10 +128,10 @@ class Regime(Claim):
         s = cap(self.subject)
         if self.outcome == UNEXPLAINED_REGIME:
             ratio = self.seconds / max(self.bounds().values())
-            left = ("too little parallel work to hide latency (Chapter 2)" if self.call_cost is not None else
-                    "a fixed cost per call (Chapter 3) or too little parallel work to hide latency (Chapter 2)")
+            left = ("too little parallel work to hide latency (Chapter 2) can" if self.call_cost is not None else
+                    "a fixed cost per call (Chapter 3) or too little parallel work to hide latency (Chapter 2) can")
             return (f"{s} took {quantity(self.seconds, 's')}, {quantity(ratio, 'x')} the largest of its least "
-                    f"times ({self._least()}): none of them explains it, which leaves {left}.")
+                    f"times ({self._least()}): none of them explains it; {left}.")
         alone = "" if self.call_cost is not None else " alone (no fixed cost of a call is known here)"
         return f"{s} is {self.regime} by the roofline{alone}: its least times are {self._least()}."
 

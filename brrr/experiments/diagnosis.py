@@ -5,7 +5,7 @@ what is here measures the three remedies the chapter applies to the small
 transformer block, one per regime:
 
 * :func:`compile_remedy`: memory-bound operators, fused by ``torch.compile``;
-* :func:`batch_remedy`: overhead-bound operators, given more work per call;
+* :func:`brrr.experiments.batch_remedy`: overhead-bound operators, given more work per call;
 * :func:`precision_remedy`: compute-bound matmuls, in a lower-precision dtype.
 
 :func:`sizes` holds the chapter's sizes (smaller in quick mode).
@@ -18,6 +18,9 @@ from typing import Optional, Sequence
 
 from .. import config
 from ..results import Result, provenance
+
+
+ROW_FIELDS = ["op", "module", "category", "dtype", "flops", "nbytes", "seconds", "roofline_seconds"]
 
 
 def sizes(quick: Optional[bool] = None) -> dict:
@@ -35,33 +38,36 @@ def sizes(quick: Optional[bool] = None) -> dict:
 def compile_remedy(model, *inputs, budget: Optional[float] = None) -> Result:
     """Time ``model(*inputs)`` eagerly and compiled with ``torch.compile`` (no autograd).
 
-    Both are timed by :func:`brrr.bench` (cache flushed before each sample). Compiling
+    Each is timed as a user's loop runs it, back to back on the host's clock
+    (:func:`brrr.experiments.wallclock.wall_time_per_call`; ``meta['clock']`` 'host'). Compiling
     needs a working compiler toolchain; where it fails, the result has only the eager
     record and ``meta['error']`` says why. Records: variant ('eager', 'torch.compile'),
     seconds (median per call), iqr_seconds. Meta: compiled (bool), compile_seconds
     (the first compiled call, which compiles), error.
     """
     import torch
-    from ..timing import bench
+    from ..device import device as live
+    from .wallclock import wall_time_per_call
+    backend, budget = live().backend, budget or 0.2
     result = Result("compile_block", meta=provenance(
         "brrr.experiments.compile_remedy(model, x)", model=type(model).__name__,
         input_shapes=[list(x.shape) for x in inputs], quick=config.quick_mode(),
-        compiled=False, compile_seconds=None, error=""))
+        compiled=False, compile_seconds=None, error="", clock="host"))
     with torch.no_grad():
-        eager = bench(model, *inputs, budget=budget, label="eager")
-        result.records.append({"variant": "eager", "seconds": eager.median, "iqr_seconds": eager.iqr})
+        eager = wall_time_per_call(lambda: model(*inputs), backend, budget=budget)
+        result.records.append({"variant": "eager", "seconds": eager["seconds"], "iqr_seconds": eager["iqr_seconds"]})
         try:
             fused = torch.compile(model)
             start = time.perf_counter()
             fused(*inputs)                                  # compiles now, outside the timing
             result.meta["compile_seconds"] = time.perf_counter() - start
-            compiled = bench(fused, *inputs, budget=budget, label="torch.compile")
+            compiled = wall_time_per_call(lambda: fused(*inputs), backend, budget=budget)
         except Exception as exc:  # noqa: BLE001 - no compiler, unsupported platform: said in meta
             result.meta["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}"
         else:
             result.meta["compiled"] = True
-            result.records.append({"variant": "torch.compile", "seconds": compiled.median,
-                                   "iqr_seconds": compiled.iqr})
+            result.records.append({"variant": "torch.compile", "seconds": compiled["seconds"],
+                                   "iqr_seconds": compiled["iqr_seconds"]})
     return result
 
 
@@ -72,9 +78,10 @@ def batch_remedy(layer, batches: Sequence[int] = None, seq: int = None, device=N
     Records, one per batch: batch, tokens, ops (rows of the profile), overhead_ops
     (rows whose regime is overhead-bound), overhead_time_share (their share of the
     summed replayed time), model_seconds (one whole run; model_iqr_seconds, its IQR), seconds_per_token,
-    overhead_seconds (the fixed cost per call the regimes used), matmul_intensity (FLOPs
-    per byte of the matmul rows together: their weights are read once per call, whatever
-    the batch).
+    overhead_seconds (the fixed cost per call the regimes used), model_clock ('host': the whole run
+    timed back to back), matmul_intensity (FLOPs per byte of the matmul rows together: their weights
+    are read once per call, whatever the batch), rows (the profile's rows, :data:`ROW_FIELDS` of each,
+    to judge again with the page's fixed cost).
     """
     from ..profiler import profile
     from ..transformer import encoder_input
@@ -99,8 +106,10 @@ def batch_remedy(layer, batches: Sequence[int] = None, seq: int = None, device=N
             "model_seconds": table.attrs["model_seconds"],
             "model_iqr_seconds": table.attrs.get("model_iqr_seconds"),
             "seconds_per_token": table.attrs["model_seconds"] / (batch * seq),
-            "overhead_seconds": table.attrs["overhead_seconds"],
-            "matmul_intensity": float(mm.flops.sum() / mm["nbytes"].sum()) if len(mm) else float("nan")})
+            "overhead_seconds": table.attrs["overhead_seconds"], "model_clock": table.attrs.get("model_clock"),
+            "replay_floor_seconds": table.attrs.get("replay_floor_seconds"),
+            "matmul_intensity": float(mm.flops.sum() / mm["nbytes"].sum()) if len(mm) else float("nan"),
+            "rows": table[ROW_FIELDS].to_dict("records")})
     return result
 
 
@@ -149,9 +158,53 @@ def precision_remedy(layer, x, base=None, dtype: Optional[str] = None) -> Result
             "matmul_roofline_seconds": float(mm.roofline_seconds.sum()),
             "seconds": float(table.seconds.sum()), "nbytes": float(table["nbytes"].sum()),
             "flops": float(table.flops.sum()), "model_seconds": table.attrs["model_seconds"],
-            "model_iqr_seconds": table.attrs.get("model_iqr_seconds")})
+            "model_iqr_seconds": table.attrs.get("model_iqr_seconds"), "model_clock": table.attrs.get("model_clock")})
     return result
 
+# --- the page's fixed cost of a call ---------------------------------------------------------
+
+PROFILES = ("profile_block", "profile_bert", "profile_train", "profile_eval", "profile_resnet18")
+
+
+def call_costs(samples: int = 7) -> Result:
+    """The fixed cost of one PyTorch call on the live device (:func:`brrr.profiler.dispatch_overhead`),
+    measured ``samples`` times one after another; the page judges every row with their median.
+    Records: seconds."""
+    from ..profiler import dispatch_overhead
+    result = Result("call_costs", meta=provenance("brrr.experiments.diagnosis.call_costs()", samples=samples,
+                                                  quick=config.quick_mode()))
+    result.records = [{"seconds": dispatch_overhead()} for _ in range(samples)]
+    return result
+
+
+def page_call_cost() -> Optional[Result]:
+    """The page's fixed cost of a call, decided once: live, :func:`call_costs` (recorded as
+    'call_costs'); replayed, that record, or, in a set made before the page measured it, the fixed
+    cost each of the set's profiles measured for itself, one record each (``meta['from_profiles']``);
+    None where the set has neither."""
+    from .. import reference
+    runs = reference.replay_runs()
+    if not runs or "call_costs" in runs:
+        return reference.measure("call_costs", call_costs)
+    found = [(n, runs[n].meta.get("attrs", {}).get("overhead_seconds")) for n in PROFILES if n in runs]
+    found += [("profile_batches", r.get("overhead_seconds")) for r in getattr(runs.get("profile_batches"), "records", [])]
+    records = [{"seconds": float(s), "profile": n} for n, s in found if s]
+    if not records:
+        return None
+    first = runs[records[0]["profile"]].meta
+    return Result("call_costs", records=records, meta={"device": first.get("device", {}), "date": first.get("date", ""),
+                                                       "from_profiles": True})
+
+
+def rows(table, op: str):
+    """A profile's rows of operator ``op`` (None for None: a replayed set without that profile)."""
+    return None if table is None else table[table.op == op]
+
+
+def median_seconds(result: Optional[Result]) -> Optional[float]:
+    """The median of a result's ``seconds`` (None for None)."""
+    import numpy as np
+    return None if result is None else float(np.median([r["seconds"] for r in result.records]))
 
 # --- the remedies as tables for the page -----------------------------------------------------
 
@@ -161,16 +214,19 @@ def _ref_header(run, what: str) -> str:
 
 
 def compile_table(result: Result, references=()):
-    """Eager and compiled time per call, this run beside each reference run."""
+    """Eager and compiled time per call and its IQR, this run beside each reference run."""
     import pandas as pd
     from ..book import table as styled
+    if result is None:
+        return None
     variants = ["eager", "torch.compile"]
 
-    def times(run):
-        got = {r["variant"]: r["seconds"] for r in run.records}
+    def times(run, field="seconds"):
+        got = {r["variant"]: r.get(field) for r in run.records}
         return [got.get(v) for v in variants]
-    out = pd.DataFrame({"variant": variants, "time per call, this run": times(result)})
-    formats = {"time per call, this run": "time"}
+    out = pd.DataFrame({"variant": variants, "time per call, this run": times(result),
+                        "IQR, this run": times(result, "iqr_seconds")})
+    formats = {"time per call, this run": "time", "IQR, this run": "time"}
     for run in references or ():
         header = _ref_header(run, "time per call")
         out[header] = times(run)
@@ -179,17 +235,17 @@ def compile_table(result: Result, references=()):
 
 
 def batches_table(result: Result, references=()):
-    """The batch remedy per batch: tokens, overhead-bound rows, their share of the time,
-    the whole model's time and the time per token; each reference's time per token beside."""
+    """The batch remedy per batch: tokens, the matmuls' FLOPs per byte, the whole model's time and
+    the time per token; each reference's time per token beside. (The regimes of its rows are the
+    page's to judge, with the page's fixed cost: :mod:`brrr.prose.diagnosis`.)"""
     import pandas as pd
     from ..book import table as styled
+    if result is None:
+        return None
     f = pd.DataFrame(result.records)
-    out = pd.DataFrame({
-        "batch (sequences)": f.batch, "tokens": f.tokens,
-        "overhead-bound rows": [f"{o} of {n}" for o, n in zip(f.overhead_ops, f.ops)],
-        "their share of the time": f.overhead_time_share, "whole model": f.model_seconds,
-        "time per token": f.seconds_per_token})
-    formats = {"batch (sequences)": "int", "tokens": "int", "their share of the time": "percent",
+    out = pd.DataFrame({"batch (sequences)": f.batch, "tokens": f.tokens, "matmul FLOP/byte": f.matmul_intensity,
+                        "whole model": f.model_seconds, "time per token": f.seconds_per_token})
+    formats = {"batch (sequences)": "int", "tokens": "int", "matmul FLOP/byte": "number",
                "whole model": "time", "time per token": "time"}
     for run in references or ():
         got = {r["batch"]: r["seconds_per_token"] for r in run.records}
@@ -204,6 +260,8 @@ def precision_table(result: Result, references=()):
     all rows, bytes moved and the whole model; each reference's matmul time beside."""
     import pandas as pd
     from ..book import table as styled
+    if result is None:
+        return None
     f = pd.DataFrame(result.records)
     out = pd.DataFrame({"dtype": f.dtype, "matmul time": f.matmul_seconds,
                         "matmul roofline time": f.matmul_roofline_seconds, "all rows": f.seconds,

@@ -26,7 +26,8 @@ from .counting import _tensors
 
 @dataclass
 class _Call:
-    """One recorded operator call: what ran, on what, and in which phase."""
+    """One recorded operator call: what ran, on what, and in which phase (``out``: its outputs'
+    shapes, strides and dtypes, as tensors on the 'meta' device)."""
     func: Any
     args: tuple
     kwargs: dict
@@ -50,6 +51,16 @@ def _recorder_class():
     def keep(x):
         return x.clone() if isinstance(x, torch.Tensor) else x
 
+    def shell(x):
+        """An output's shape, strides and dtype, without its data: holding the output itself would
+        keep a new gradient alive, and AccumulateGrad would then copy it instead of taking it."""
+        if not isinstance(x, torch.Tensor):
+            return x
+        try:
+            return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+        except (RuntimeError, NotImplementedError, TypeError):   # a layout meta tensors lack: keep it
+            return x
+
     class Recorder(TorchDispatchMode):
         def __init__(self, calls: list, tracker, state: dict):
             super().__init__()
@@ -72,7 +83,7 @@ def _recorder_class():
                     is_view = False
             module = _innermost(self.tracker.parents)
             self.calls.append(_Call(func, saved_args, saved_kwargs, self.state["phase"], module,
-                                    out, is_view))
+                                    tree_map(shell, out), is_view))
             return out
 
     return Recorder

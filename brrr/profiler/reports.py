@@ -49,7 +49,10 @@ def regime_totals(table):
 
 
 def op_totals(table):
-    """One row per operator name: calls, FLOPs, bytes, seconds, share of time, usual regime."""
+    """One row per operator name: calls, FLOPs, bytes, seconds, share of time, usual regime (None for None: a
+    replayed set without that profile)."""
+    if table is None:
+        return None
     out = table.groupby("op", sort=False).agg(
         category=("category", "first"), calls=("calls", "sum"), flops=("flops", "sum"),
         nbytes=("nbytes", "sum"), seconds=("seconds", "sum"),
@@ -74,8 +77,10 @@ def page_table(table, columns: Optional[list] = None):
     """A profile table (or :func:`op_totals`) styled for the page by :func:`brrr.book.table`:
     the ``columns`` a reader needs (default :data:`DEFAULT_PAGE_COLUMNS`, those present),
     units in the headers, FLOPs with a prefix, times in µs/ms, efficiency in percent,
-    '–' where a value is missing."""
+    '–' where a value is missing. None for None (a replayed set without that profile)."""
     from ..book import table as styled
+    if table is None:
+        return None
     frame = table.reset_index() if table.index.name in PAGE_COLUMNS else table
     columns = [c for c in (columns or DEFAULT_PAGE_COLUMNS) if c in frame.columns]
     unknown = [c for c in columns if c not in PAGE_COLUMNS]
@@ -183,8 +188,10 @@ def phase_totals(table):
 
 
 def phase_table(table):
-    """:func:`phase_totals` styled for the page."""
+    """:func:`phase_totals` styled for the page (None for None)."""
     from ..book import table as styled
+    if table is None:
+        return None
     t = phase_totals(table).reset_index()
     out = t[["phase", "ops"]].copy()
     out["FLOPs"] = [format_si(v, "FLOP") for v in t.flops]

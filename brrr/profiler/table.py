@@ -83,8 +83,9 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
     'overhead-bound': the largest of t_math, t_mem and the fixed cost of a call, see
     :func:`regime_of`), calls. ``table.attrs`` holds the device, the per-call
     overhead used for the regime (``overhead_seconds``, :func:`dispatch_overhead`),
-    ``model_seconds`` (one whole run of the model, measured like the ops; its IQR in
-    ``model_iqr_seconds``),
+    ``model_seconds`` (one whole run of the model, back to back on the host's clock, ``model_clock``
+    'host'; its IQR in ``model_iqr_seconds``), ``keeps_outputs`` (False: the recorder kept no output,
+    so a backward made no copy that an unwatched one does not),
     ``replay_floor_seconds`` (a one-element add replayed like the rows,
     :func:`replay_floor`) and ``chapter3_call_seconds`` (:func:`chapter3_call`).
     """
@@ -159,10 +160,12 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
                                 "overhead_seconds": overhead, "cache": cache, "backward": backward,
                                 "model_seconds": math.nan, "model_iqr_seconds": math.nan,
                                 "replay_floor_seconds": math.nan,
-                                "chapter3_call_seconds": math.nan, "summary": dev.summary()})
+                                "chapter3_call_seconds": math.nan, "summary": dev.summary(),
+                                "keeps_outputs": False})
             if measure:
-                whole = _time_model(model, inputs, backward, bench_kw)
-                table.attrs["model_seconds"], table.attrs["model_iqr_seconds"] = whole.median, whole.iqr
+                whole = _time_model(model, inputs, backward, bench_kw, dev.backend)
+                table.attrs["model_seconds"], table.attrs["model_iqr_seconds"] = whole["seconds"], whole["iqr_seconds"]
+                table.attrs["model_clock"] = "host"
                 table.attrs["replay_floor_seconds"] = replay_floor(bench_kw, dev)
                 table.attrs["chapter3_call_seconds"] = chapter3_call(dev)
     finally:
@@ -170,12 +173,15 @@ def profile(model, *inputs, backward: bool = False, repeats: Optional[int] = Non
     return table
 
 
-def _time_model(model, inputs, backward, bench_kw):
-    """The Timing of one whole forward (+ backward) pass, measured like the ops (its median and
-    IQR go in the table's attrs).
-    It changes the model's state: :func:`profile` calls it inside :func:`_left_as_found`."""
+def _time_model(model, inputs, backward, bench_kw, backend: str) -> dict:
+    """One whole forward (+ backward) pass timed as a user's loop runs it: back to back on the host's
+    clock, a block of calls then one synchronisation (:func:`brrr.experiments.wallclock.wall_time_per_call`),
+    so on a GPU it is the larger of the host's cost to issue the pass and the GPU's to run it. (CUDA events
+    around one call after a cache flush, the method before, time a host-bound pass as its issue time less
+    the flush's.) Returns the per-call ``seconds`` and ``iqr_seconds``. It changes the model's state:
+    :func:`profile` calls it inside :func:`_left_as_found`."""
     import torch
-    from ..timing import bench
+    from ..experiments.wallclock import wall_time_per_call
 
     def step():
         with torch.set_grad_enabled(backward):
@@ -184,7 +190,7 @@ def _time_model(model, inputs, backward, bench_kw):
                 _loss(out).backward()
                 for p in model.parameters():
                     p.grad = None
-    return bench(step, **{**bench_kw, "budget": max(bench_kw["budget"], 0.2)})
+    return wall_time_per_call(step, backend, budget=max(bench_kw["budget"], 0.2))
 
 
 def _merge(table):
