@@ -76,6 +76,18 @@ FUSED_OPS = {
     "ffma": ("x = fma(x, c, d)", 2, 0.5, 0.5),
 }
 CHAIN_OPS = {**OPS, **FUSED_OPS}
+# FP32 instructions per link of each chain op, at least ('cos' is many); 'ffma' is one FFMA on a GPU
+# and, on a CPU, a multiply then an add.
+INSTRUCTIONS = {"mul": 1, "add": 1, "fma": 2, "cos": 1, "ffma": 1}
+
+
+def peak_share(op: str = "mul", backend: str = "cuda") -> float:
+    """The most of an FP32 peak a chain of ``op`` can reach on ``backend`` ('cuda' or 'cpu'): the peak
+    counts a fused multiply-add instruction as two FLOPs, so a link of f FLOPs in i instructions
+    reaches at most f / (2 i) of it: half for a multiplication, all of it for one FFMA."""
+    _check_op(op, CHAIN_OPS)
+    instructions = INSTRUCTIONS[op] + (op == "ffma" and backend != "cuda")
+    return CHAIN_OPS[op][1] / (2 * instructions)
 
 NAMES = tuple(KERNELS) + ("chain",)
 

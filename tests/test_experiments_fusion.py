@@ -92,8 +92,9 @@ def test_fusion_speedup_records_and_speedups(monkeypatch):
     assert set(lines.series) >= {"measured: brrr.kernels (Numba)" if brrr.device().backend == "cpu"
                                  else "measured: brrr.kernels (CuPy)", "predicted (roofline)"}
     per = fusion.time_lines(result, per_element=True)
-    assert set(per.series) == {"measured: mul", "roofline: mul"}
+    assert set(per.series) == {"measured: mul", "roofline: mul", "ceiling: mul"}
     assert per[per.series == "roofline: mul"].seconds.max() == pytest.approx(2 * 4 / 1e11)
+    assert list(table.ceiling_speedup) == pytest.approx(list(table.predicted_speedup))   # k <= 4: memory-bound
 
 
 def test_fused_and_unfused_kernels_agree():
@@ -160,7 +161,9 @@ def test_predicted_table_is_the_model():
     assert list(table["unfused bytes per element"]) == [8, 128, 1024]
     assert set(table["fused bytes per element"]) == {8}
     assert list(table["predicted speed-up"]) == pytest.approx([1, 16, 80])
-    assert list(table["fused kernel (roofline)"]) == ["memory-bound", "memory-bound", "compute-bound"]
+    # multiplications at half the peak: the chain's own crossover at k = 40, where its speed-up levels off
+    assert list(table["predicted speed-up at 50% of the peak"]) == pytest.approx([1, 16, 40])
+    assert list(table["fused kernel at 50% of the peak"]) == ["memory-bound", "memory-bound", "compute-bound"]
 
 
 def _hand_made_run(reference=False):
@@ -180,7 +183,7 @@ def test_speedup_table_and_plots():
     run = _hand_made_run()
     table = fusion.speedup_table(run)
     assert list(table.columns) == ["fuser", "k (ops)", "fused time", "unfused time", "measured speed-up",
-                                   "roofline speed-up"]
+                                   "roofline speed-up", "roofline speed-up at 50% of the peak"]
     assert list(table["measured speed-up"]) == pytest.approx([1, 4])
     ref = _hand_made_run(reference=True)
     fig = brrr.plot.fusion_speedups([run], reference=[ref])
@@ -198,7 +201,7 @@ def test_epilogue_bars_and_inspect_compiled():
                          {"roof": roof.to_dict(), "shape": [64, 64, 8], "dtype": "float32"})
     bars = fusion.epilogue_bars(result).to_frame()
     assert list(bars["case"]) == ["eager (measured)", "torch.compile (measured)", "3 kernels (roofline)",
-                                  "1 fused kernel (roofline)"]
+                                  "1 fused kernel (roofline)"]    # no kernels named: no bar for them
     nbytes, flops = fusion.epilogue_traffic(64, 64, 8, True)
     assert bars["time per call"].iloc[3] == pytest.approx(roof.time(flops, nbytes))
     assert bars["time per call"].iloc[2] == pytest.approx(fusion.epilogue_time(roof, 64, 64, 8, False))
@@ -208,3 +211,33 @@ def test_epilogue_bars_and_inspect_compiled():
     torch = pytest.importorskip("torch")
     out = fusion.inspect_compiled(broken, torch.ones(4))
     assert out["kernels"] == [] and "no compiler here" in out["error"]
+
+
+def test_a_chain_reaches_at_most_its_share_of_the_peak():
+    # the peak counts an FMA, one instruction, as two FLOPs: one FLOP an instruction reaches half of it
+    assert fusion.crossover_k(ROOF, at_ceiling=True) == pytest.approx(40)
+    assert fusion.crossover_k(ROOF, "ffma", at_ceiling=True) == pytest.approx(40)    # one FFMA a link
+    assert fusion.crossover_k(ROOF, "ffma", at_ceiling=True, backend="cpu") == pytest.approx(20)   # mul, then add
+    assert fusion.cap_length(ROOF) == 40 and fusion.cap_length(brrr.Roofline(1.01e12, 1e11)) == 41
+    assert fusion.ceiling_roof(ROOF, "fma").peak_flops == 0.5e12      # uncontracted: two instructions
+    assert fusion.predicted_speedup(ROOF, 128, at_ceiling=True) == pytest.approx(40)
+    assert fusion.ceiling_column("ffma") == "at 100% of the peak"
+
+
+def test_the_kernels_torch_compile_launched_are_a_matmul_and_passes_over_its_output():
+    m, n, k = 4, 5, 6
+    mm, tail = fusion.launched_kernels(m, n, k, ["extern_kernels.mm", "triton_poi_fused_add_relu_0"])
+    assert mm == ("extern_kernels.mm", (m * k + k * n + m * n) * 4, 2 * m * n * k)
+    assert tail == ("triton_poi_fused_add_relu_0", (2 * m * n + n) * 4, 2 * m * n)    # reads b too: bias left
+    addmm, relu = fusion.launched_kernels(m, n, k, ["extern_kernels.addmm", "cpp_fused_relu_0"])
+    assert addmm[1:] == ((m * k + k * n + m * n + n) * 4, 2 * m * n * k + m * n) and relu[1:] == (2 * m * n * 4, m * n)
+    (one,) = fusion.launched_kernels(m, n, k, ["triton_tem_fused_addmm_relu_0"])
+    assert one[1:] == fusion.epilogue_traffic(m, n, k, True)
+    # the same FLOPs, whatever ran them
+    assert mm[2] + tail[2] == one[2] == fusion.epilogue_traffic(m, n, k, False)[1]
+    result = brrr.Result("epilogue_fusion", [{"variant": "eager", "seconds": 2e-3}, {"variant": "torch.compile",
+                                                                                   "seconds": 1e-3}],
+                         {"roof": ROOF.to_dict(), "shape": [64, 64, 8], "compiled_kernels": ["extern_kernels.mm", "t"]})
+    bars = fusion.epilogue_bars(result).to_frame()
+    assert list(bars["case"])[3] == "2 kernels as compiled (roofline)"
+    assert bars["time per call"].iloc[3] == pytest.approx(fusion.epilogue_bounds(result)["torch.compile"])

@@ -159,3 +159,28 @@ def test_checkpoint_sweep_times_in_rounds_and_tables():
     rows = recompute.saved_table(recompute.saved_tensors(torch.nn.Linear(3, 2), torch.randn(5, 3)))
     assert list(rows.columns) == ["shape", "dtype", "bytes", "kind", "times saved"]
     assert list(rows["shape"]) == ["5 x 3"] and list(rows["bytes"]) == [60]
+
+
+def test_step_bytes_counts_the_arrays_each_variant_moves():
+    # eager: 2k forward, the sum, 3k - 1 backward; saving everything: 1 + k, the sum, k + 1; recomputing: 2, 1, 2
+    for k in (1, 4, 8):
+        assert recompute.step_bytes("eager", k, 10) == 5 * k * 10 * 4
+        assert recompute.step_bytes("compiled (save all)", k, 10) == (2 * k + 3) * 10 * 4
+        assert recompute.step_bytes("compiled (recompute)", k, 10, itemsize=8) == 5 * 10 * 8
+    with pytest.raises(ValueError):
+        recompute.step_bytes("fused", 4, 10)
+
+
+def test_the_sweeps_ratios_and_late_peak_come_from_its_records():
+    import brrr
+    rows = [{"every": 0, "min_seconds": 1.0, "saved_bytes": 800, "recompute_bytes": 0, "peak_memory_bytes": 900},
+            {"every": 2, "min_seconds": 1.3, "saved_bytes": 100, "recompute_bytes": 200, "peak_memory_bytes": 500,
+             "counted_flops": None}]
+    run = brrr.Result("checkpoint_sweep", rows, {"layers": 8, "parameter_bytes": 1000})
+    assert recompute.step_ratios(run, 2) == (pytest.approx(1.3), recompute.checkpoint_flop_ratio(8, 2))
+    rows[0]["counted_flops"], rows[1]["counted_flops"] = 300, 390
+    assert recompute.step_ratios(run, 2)[1] == pytest.approx(1.3)
+    # the first segment's activations, the other 6 of 8 layers' weight gradients, the plain peak's extra 100
+    assert recompute.late_peak(run) == {2: (pytest.approx(200 + 750 + 100), pytest.approx(750))}
+    rows[0]["peak_memory_bytes"] = None
+    assert recompute.late_peak(run) == {}

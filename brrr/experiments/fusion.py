@@ -32,14 +32,15 @@ from ..timing import bench
 from . import _arrays
 from ._arrays import default_elements
 from .common import run_sweep
-from .fusion_model import (KS, OPS, chain_traffic, check_op, crossover_k, default_ks, predicted_speedup,
-                           predicted_table)
+from .fusion_model import (KS, OPS, cap_length, ceiling_roof, chain_traffic, check_op, crossover_k, default_ks,
+                           predicted_speedup, predicted_table)
 from .fusion_fusers import FUSERS, check_fusers, make_fuser, own_fuser
-from ..fusion_tables import VARIANTS, cos_cases, speedup_lines, speedup_table, speedups, time_lines
-from .fusion_epilogue import (epilogue_bars, epilogue_fusion, epilogue_kernels, epilogue_time, epilogue_traffic,
-                              generated_kernels, inspect_compiled, kernel_names)
+from ..fusion_tables import VARIANTS, ceiling_column, cos_cases, speedup_lines, speedup_table, speedups, time_lines
+from .fusion_epilogue import (epilogue_bars, epilogue_bounds, epilogue_fusion, epilogue_kernels, epilogue_time, epilogue_traffic,
+                              generated_kernels, inspect_compiled, kernel_names, launched_kernels)
 
 __all__ = ["OPS", "KS", "FUSERS", "BACKENDS", "VARIANTS", "chain_traffic", "predicted_speedup", "crossover_k",
+           "ceiling_roof", "ceiling_column", "cap_length", "launched_kernels", "epilogue_bounds",
            "default_ks", "predicted_table", "fusion_speedup", "own_fuser", "cos_chain", "speedups",
            "speedup_table", "speedup_lines", "time_lines", "cos_cases", "epilogue_traffic", "epilogue_kernels",
            "epilogue_time", "epilogue_fusion",

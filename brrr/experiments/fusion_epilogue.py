@@ -44,6 +44,22 @@ def epilogue_kernels(m: int, n: int, k: int, fused: bool, dtype="float32") -> li
             ("ReLU", float(2 * m * n * item), float(m * n))]
 
 
+def launched_kernels(m: int, n: int, k: int, names, dtype="float32") -> list:
+    """The kernels of ``relu(x @ w + b)`` as a compiler launched them (``names``, in order, as
+    :func:`kernel_names` lists them), each as ``(name, bytes, FLOPs)``. One kernel is the whole
+    layer fused. Otherwise the first is the matmul (``addmm``: with the bias), reading x and w and
+    writing the (m, n) result, and each kernel after it is one pass over that result, a read and a
+    write (and b, where the matmul left the bias out), the first of them doing the FLOPs left."""
+    names = list(names)
+    if len(names) <= 1:
+        return [(name, b, f) for name, (_, b, f) in zip(names, epilogue_kernels(m, n, k, True, dtype))]
+    item, bias = _arrays.itemsize(dtype), names[0].endswith("addmm")
+    kernels = [(names[0], float((m * k + k * n + m * n + bias * n) * item), float(2 * m * n * k + bias * m * n))]
+    for i, name in enumerate(names[1:]):
+        kernels.append((name, float((2 * m * n + (not bias) * n) * item), float((2 - bias) * m * n if i == 0 else 0)))
+    return kernels
+
+
 def epilogue_traffic(m: int, n: int, k: int, fused: bool, dtype="float32") -> tuple:
     """``(bytes, FLOPs)`` of ``relu(x @ w + b)``: the totals over :func:`epilogue_kernels`.
 
@@ -55,15 +71,26 @@ def epilogue_traffic(m: int, n: int, k: int, fused: bool, dtype="float32") -> tu
     return float(sum(b for _, b, _ in kernels)), float(sum(f for _, _, f in kernels))
 
 
-def epilogue_time(roof: Roofline, m: int, n: int, k: int, fused: bool, dtype="float32") -> float:
+def epilogue_time(roof: Roofline, m: int, n: int, k: int, fused: bool, dtype="float32", launched=None) -> float:
     """The roofline's least time (seconds) for ``relu(x @ w + b)``: kernels that run one after
     another take at least the sum of their own bounds, ``max(FLOPs / P, bytes / B)`` each, so
     eager mode's bound is that of the matmul plus the bias add's plus the ReLU's, not one bound
     of their summed bytes and FLOPs (which would let one kernel's spare bandwidth pay for
-    another's arithmetic)."""
+    another's arithmetic). ``launched``: the names of the kernels a compiler ran instead
+    (:func:`launched_kernels`; ``fused`` is then ignored)."""
     if not isinstance(roof, Roofline):
         raise TypeError(f"roof must be a brrr.Roofline, got {type(roof).__name__}")
-    return float(sum(float(roof.time(f, b)) for _, b, f in epilogue_kernels(m, n, k, fused, dtype)))
+    kernels = epilogue_kernels(m, n, k, fused, dtype) if launched is None else launched_kernels(m, n, k, launched, dtype)
+    return float(sum(float(roof.time(f, b)) for _, b, f in kernels))
+
+
+def epilogue_bounds(result) -> dict:
+    """``{variant: least seconds}`` of an :func:`epilogue_fusion` run (:func:`epilogue_time`): eager mode's
+    three kernels, and the kernels ``torch.compile`` launched (one fully fused kernel where it names none)."""
+    (m, n, k), dtype = (int(v) for v in result.meta["shape"]), result.meta.get("dtype", "float32")
+    roof, launched = Roofline.from_dict(result.meta["roof"]), list(result.meta.get("compiled_kernels") or []) or None
+    return {"eager": epilogue_time(roof, m, n, k, False, dtype),
+            "torch.compile": epilogue_time(roof, m, n, k, True, dtype, launched)}
 
 
 def kernel_names(source: str) -> list:
@@ -107,16 +134,22 @@ def inspect_compiled(fn, *args) -> dict:
 def epilogue_bars(result):
     """The bars of an :func:`epilogue_fusion` run: a Result (same meta) with one record per
     case, 'case' and 'time per call' (seconds): each variant as measured, then the roofline's
-    time (:func:`epilogue_time`) for the three kernels run one after another and for one fully
-    fused kernel."""
+    time (:func:`epilogue_time`) for the three kernels run one after another, for the kernels
+    ``torch.compile`` launched (``meta['compiled_kernels']``, where it names them) and for one
+    fully fused kernel. None for None (a replayed set without the record)."""
+    if result is None:
+        return None
     frame = _frame(result)
     rows = [{"case": f"{r.variant} (measured)", "time per call": r.seconds} for r in frame.itertuples()]
     meta = getattr(result, "meta", {}) or {}
     shape, dtype = meta.get("shape"), meta.get("dtype", "float32")
     if shape and meta.get("roof"):
-        roof = Roofline.from_dict(meta["roof"])
-        for fused, case in ((False, "3 kernels (roofline)"), (True, "1 fused kernel (roofline)")):
-            rows.append({"case": case, "time per call": epilogue_time(roof, *(int(v) for v in shape), fused, dtype)})
+        roof, (m, n, k) = Roofline.from_dict(meta["roof"]), (int(v) for v in shape)
+        launched = meta.get("compiled_kernels") or []
+        cases = [("3 kernels (roofline)", False, None), (f"{len(launched)} kernels as compiled (roofline)", True,
+                                                          launched), ("1 fused kernel (roofline)", True, None)]
+        for case, fused, names in cases if len(launched) > 1 else cases[::2]:
+            rows.append({"case": case, "time per call": epilogue_time(roof, m, n, k, fused, dtype, names)})
     return Result("epilogue_bars", rows, dict(meta))
 
 
@@ -127,9 +160,10 @@ def epilogue_fusion(m=None, n=None, k=None, dtype="float32", roof=None, progress
     (quick mode: (1024, 1024, 16)): a short inner dimension, so the matmul is
     quick and the epilogue's extra trips through memory show. Tensors go to
     :attr:`brrr.Device.torch_device`. Records: ``variant`` ('eager' or 'torch.compile'),
-    ``backend``, shape, ``nbytes``/``flops`` from :func:`epilogue_traffic` (eager unfused,
-    compiled as if fully fused), ``seconds`` (median; ``min_seconds``, ``iqr_seconds``,
-    ``floor_seconds``), ``predicted_seconds`` (:func:`epilogue_time`). A failing compiler is noted, not raised.
+    ``backend``, shape, ``nbytes``/``flops`` (eager: :func:`epilogue_traffic` unfused; compiled: of the
+    kernels it launched, :func:`launched_kernels`), ``seconds`` (median; ``min_seconds``, ``iqr_seconds``,
+    ``floor_seconds``), ``predicted_seconds`` (:func:`epilogue_time` of those kernels). A failing compiler is
+    noted, not raised.
     """
     import torch
     dev = live_device()
@@ -157,12 +191,13 @@ def epilogue_fusion(m=None, n=None, k=None, dtype="float32", roof=None, progress
         notes.append(f"torch.compile skipped: {type(error).__name__}: {str(error)[:200]}")
 
     def measure(variant):
-        fused = variant != "eager"
-        nbytes, flops = epilogue_traffic(m, n, k, fused, dtype)
+        names = None if variant == "eager" else launched
+        kernels = epilogue_kernels(m, n, k, False, dtype) if names is None else launched_kernels(m, n, k, names, dtype)
+        nbytes, flops = sum(b for _, b, _ in kernels), sum(f for _, _, f in kernels)
         t = bench(variants[variant], x, w, b, nbytes=nbytes, flops=flops, min_samples=3, label=variant)
         return {"device": dev.name, "backend": where, "variant": variant, "m": m, "n": n, "k": k,
                 "dtype": dtype, **_arrays.timing_fields(t, nbytes, flops),
-                "predicted_seconds": epilogue_time(roof, m, n, k, fused, dtype)}
+                "predicted_seconds": epilogue_time(roof, m, n, k, False, dtype, names)}
 
     result = run_sweep("epilogue_fusion", list(variants), measure, progress=progress,
                        command=f"brrr.experiments.epilogue_fusion(m={m}, n={n}, k={k}, dtype={dtype!r})",

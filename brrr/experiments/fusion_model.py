@@ -11,13 +11,17 @@ compute-bound and the speed-up levels off at ``2 * itemsize * ridge / flops_per_
 """
 from __future__ import annotations
 
+import math
+
 from .. import config
-from ..kernel_source import OPS as KERNEL_OPS, _check_op, traffic
+from ..kernel_source import CHAIN_OPS, OPS as KERNEL_OPS, _check_op, peak_share, traffic
+from ..fusion_tables import ceiling_column
 from ..roofline import Roofline
 from . import _arrays
 
 # The pointwise ops are brrr.kernels' own: (statement, FLOPs per element, constant c, constant d).
 OPS = KERNEL_OPS
+
 
 KS = {   # sweep -> (full-size chain lengths, quick-mode chain lengths)
     "kernels": (tuple(2 ** i for i in range(8)), (1, 2, 4, 16, 64)),
@@ -61,22 +65,41 @@ def _check_roof(roof):
     return roof
 
 
-def predicted_speedup(roof: Roofline, k: int, n: int = 2 ** 24, op: str = "mul", dtype="float32") -> float:
-    """Roofline time of the unfused chain divided by that of the fused one.
+def ceiling_roof(roof: Roofline, op: str = "mul", backend: str = "cuda") -> Roofline:
+    """``roof`` with its peak FLOP/s at the share a chain of ``op`` can reach
+    (:func:`brrr.kernel_source.peak_share`: half for multiplications, which the peak counts as half an FMA)."""
+    _check_roof(roof)
+    return roof.with_ceilings(peak_flops=peak_share(op, backend) * roof.peak_flops)
+
+
+def predicted_speedup(roof: Roofline, k: int, n: int = 2 ** 24, op: str = "mul", dtype="float32",
+                      at_ceiling: bool = False, backend: str = "cuda") -> float:
+    """Roofline time of the unfused chain divided by that of the fused one (``at_ceiling``: with
+    the op at the share of the peak it can reach, :func:`ceiling_roof`).
 
     Equals ``k`` while the fused kernel is memory-bound; levels off at
     ``2 * itemsize * ridge / flops_per_op`` once it is compute-bound.
     """
-    _check_roof(roof)
+    roof = ceiling_roof(roof, op, backend) if at_ceiling else _check_roof(roof)
     unfused = roof.time(*chain_traffic(k, n, False, op, dtype)[::-1])
     fused = roof.time(*chain_traffic(k, n, True, op, dtype)[::-1])
     return float(unfused / fused)
 
 
-def crossover_k(roof: Roofline, op: str = "mul", dtype="float32") -> float:
-    """The chain length at which the fused kernel reaches the ridge point (becomes compute-bound)."""
-    check_op(op)
-    return roof.ridge * 2 * _arrays.itemsize(dtype) / OPS[op][1]
+def crossover_k(roof: Roofline, op: str = "mul", dtype="float32", at_ceiling: bool = False,
+                backend: str = "cuda") -> float:
+    """The chain length at which the fused kernel reaches the ridge point (becomes compute-bound);
+    ``at_ceiling``: with the op at the share of the peak it can reach (:func:`ceiling_roof`), where the
+    chain's own time bends. ``op`` may also be 'ffma' (one fused multiply-add per link)."""
+    _check_op(op, CHAIN_OPS)
+    share = peak_share(op, backend) if at_ceiling else 1.0
+    return share * roof.ridge * 2 * _arrays.itemsize(dtype) / CHAIN_OPS[op][1]
+
+
+def cap_length(roof: Roofline, op: str = "mul", backend: str = "cuda", dtype="float32") -> int:
+    """The chain length, rounded up, past which a fused chain of ``op`` is compute-bound, the op at the
+    most of the peak it can reach (:func:`crossover_k` ``at_ceiling``): where fusing more stops paying."""
+    return math.ceil(crossover_k(roof, op, dtype, at_ceiling=True, backend=backend))
 
 
 def default_ks(quick=None, sweep: str = "kernels") -> tuple:
@@ -89,12 +112,14 @@ def default_ks(quick=None, sweep: str = "kernels") -> tuple:
     return KS[sweep][1 if quick else 0]
 
 
-def predicted_table(roof: Roofline, ks=None, op: str = "mul", dtype="float32"):
+def predicted_table(roof: Roofline, ks=None, op: str = "mul", dtype="float32", backend: str = "cuda"):
     """The bytes model for each chain length ``k``, as a table for the page (a DataFrame):
-    bytes per element moved unfused and fused, the fused kernel's intensity (FLOP/byte),
-    the roofline's speed-up of fusing, and the fused kernel's regime. Nothing is measured."""
+    bytes per element moved unfused and fused, the fused kernel's intensity (FLOP/byte), the
+    roofline's speed-up of fusing at the full peak and at the share of it the op can reach
+    (:func:`ceiling_column`, :func:`ceiling_roof`), and the fused kernel's regime at that share. Nothing
+    is measured."""
     import pandas as pd
-    _check_roof(roof)
+    top = ceiling_roof(roof, op, backend)
     ks = default_ks() if ks is None else _arrays.check_sizes("ks", ks)
     rows = []
     for k in ks:
@@ -103,5 +128,7 @@ def predicted_table(roof: Roofline, ks=None, op: str = "mul", dtype="float32"):
         rows.append({"k (ops)": k, "unfused bytes per element": unfused, "fused bytes per element": fused,
                      "fused intensity (FLOP/byte)": flops / fused,
                      "predicted speed-up": predicted_speedup(roof, k, op=op, dtype=dtype),
-                     "fused kernel (roofline)": roof.regime(flops, fused)})
+                     f"predicted speed-up {ceiling_column(op, backend)}":
+                         predicted_speedup(roof, k, op=op, dtype=dtype, at_ceiling=True, backend=backend),
+                     f"fused kernel {ceiling_column(op, backend)}": top.regime(flops, fused)})
     return pd.DataFrame(rows)

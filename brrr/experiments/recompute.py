@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from .recompute_saved import peak_memory, saved_bytes, saved_table, saved_tensors, training_step
 from .recompute_checkpoint import (Checkpointed, checkpoint_flop_ratio, checkpoint_model, checkpoint_sweep,
-                                   checkpoint_table, counted_flops, default_stack, mlp_stack)
+                                   checkpoint_table, counted_flops, default_stack, late_peak, mlp_stack, step_ratios,
+                                   sweep_rows)
 from .recompute_compiled import (POINTWISE, VARIANTS, compile_chain, compiled_recompute, compiled_table,
-                                 pointwise_chain)
+                                 pointwise_chain, step_bytes)
 
 __all__ = ["saved_tensors", "saved_bytes", "saved_table", "training_step", "peak_memory", "mlp_stack",
            "Checkpointed", "default_stack", "checkpoint_sweep", "checkpoint_table", "checkpoint_model",
-           "checkpoint_flop_ratio", "counted_flops", "POINTWISE", "VARIANTS", "pointwise_chain", "compile_chain", "compiled_table", "compiled_recompute"]
+           "checkpoint_flop_ratio", "counted_flops", "sweep_rows", "step_ratios", "late_peak", "POINTWISE",
+           "VARIANTS", "pointwise_chain", "compile_chain", "compiled_table", "compiled_recompute", "step_bytes"]

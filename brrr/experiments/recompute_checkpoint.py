@@ -207,8 +207,10 @@ def checkpoint_table(result):
     ('none' without checkpointing), bytes kept after the forward pass and saved by one recomputed
     segment (counted), the modelled peak (their sum), the allocator's peak (measured on a GPU;
     missing on a CPU), the fastest step time (seconds) and the largest gradient difference to no
-    checkpointing."""
+    checkpointing. None for None (a replayed set without the record)."""
     import pandas as pd
+    if result is None:
+        return None
     frame = result.to_frame()
     table = pd.DataFrame({
         "segment length (blocks)": ["none" if e == 0 else str(e) for e in frame["every"]],
@@ -220,6 +222,33 @@ def checkpoint_table(result):
     table["step time (fastest)"] = frame["min_seconds"]
     table["largest gradient difference"] = frame["max_grad_error"]
     return table
+
+
+def sweep_rows(result) -> dict:
+    """``{every: record}`` of a :func:`checkpoint_sweep` run (every = 0: no checkpointing)."""
+    return {int(r["every"]): r for r in result.records}
+
+
+def step_ratios(result, every: int) -> tuple:
+    """(the step time with segments of ``every`` over the plain step's, fastest samples; its FLOPs over the
+    plain step's, counted where the records have them (:func:`counted_flops`), else :func:`checkpoint_flop_ratio`)."""
+    rows = sweep_rows(result)
+    counted = rows[every].get("counted_flops"), rows[0].get("counted_flops")
+    return (rows[every]["min_seconds"] / rows[0]["min_seconds"],
+            counted[0] / counted[1] if all(counted) else checkpoint_flop_ratio(result.meta["layers"], every))
+
+
+def late_peak(result) -> dict:
+    """``{every: (bytes, of which the weights' gradients)}`` at a late peak of the backward pass, while the
+    stack's first segment is recomputed: that segment's counted activations, the gradients of the other
+    segments' weights (``(1 - every / layers)`` of ``meta['parameter_bytes']``) and what the allocator's
+    peak without checkpointing holds beyond its counted activations. Empty without allocator peaks."""
+    rows, layers, params = sweep_rows(result), result.meta["layers"], result.meta.get("parameter_bytes") or 0
+    if not (rows.get(0) or {}).get("peak_memory_bytes"):
+        return {}
+    extra = max(rows[0]["peak_memory_bytes"] - rows[0]["saved_bytes"], 0)
+    grads = {e: (1 - min(e, layers) / layers) * params for e in rows if e}
+    return {e: (rows[e]["recompute_bytes"] + grads[e] + extra, grads[e]) for e in grads}
 
 
 def _gradients(fn, x, params=None):

@@ -81,11 +81,27 @@ def compile_chain(op: str = "gelu", k: int = 4, recompute: bool = True):
     return compiled, inductor_config.patch(custom_partitioner_fn=None if recompute else _save_all_partitioner())
 
 
+def step_bytes(variant: str, k: int, n: int, itemsize: int = 4) -> float:
+    """Bytes one forward and backward pass of a ``k``-op chain on ``n`` elements moves through memory,
+    by ``variant``, counting the ``sum`` of the output (outside the chain) and no read of its incoming
+    gradient (a broadcast scalar). Eager: k kernels that read and write an array, the sum, then k
+    backward kernels that read the saved input and the gradient and write a gradient (the first reads
+    no gradient): 5k arrays. Saving everything: one forward kernel reads x and writes k arrays (k - 1
+    saved, the output), the sum, and one backward kernel reads the k saved arrays and writes the
+    gradient: 2k + 3. Recomputing: x in and the output out, the sum, x in and the gradient out: 5."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    arrays = {"eager": 5 * k, "compiled (save all)": 2 * k + 3, "compiled (recompute)": 5}[variant]
+    return float(arrays * n * itemsize)
+
+
 def compiled_table(result):
     """A :func:`compiled_recompute` result as a DataFrame for a page: per variant, the saved
     tensors and bytes (counted), the bytes predicted, the fastest forward + backward time and
-    the time the first call took to compile (seconds)."""
+    the time the first call took to compile (seconds). None for None (a replayed set without the record)."""
     import pandas as pd
+    if result is None:
+        return None
     frame = result.to_frame()
     if frame.empty:
         return pd.DataFrame(columns=["variant"])
@@ -100,6 +116,7 @@ def compiled_recompute(op: str = "gelu", k: int = 4, n=None, dtype="float32", va
 
     ``n`` elements (default 2^24; 2^26 on a GPU; quick mode 2^20), on
     :attr:`brrr.Device.torch_device`. Records: ``variant``, ``op``, ``k``, ``n``, ``backend``,
+    ``nbytes`` (the bytes a step moves, :func:`step_bytes`),
     ``saved_bytes`` and ``saved_tensors`` (measured with saved-tensors hooks),
     ``predicted_saved_bytes`` (eager and save-all: k arrays; recompute: 1), ``seconds``
     (forward + backward, median; ``min_seconds``, ``iqr_seconds``, ``floor_seconds``),
@@ -149,7 +166,8 @@ def compiled_recompute(op: str = "gelu", k: int = 4, n=None, dtype="float32", va
         t = bench(step, cache="hot", min_samples=5, label=variant)
         predicted = (1 if variant.endswith("(recompute)") else k) * n * item
         return {"device": dev.name, "backend": dev.torch_device, "variant": variant, "op": op, "k": k, "n": n,
-                "dtype": dtype, "saved_bytes": sum(r["nbytes"] for r in rows), "saved_tensors": len(rows),
+                "dtype": dtype, "nbytes": step_bytes(variant, k, n, item),
+                "saved_bytes": sum(r["nbytes"] for r in rows), "saved_tensors": len(rows),
                 "predicted_saved_bytes": predicted, **t.record_fields(),
                 "peak_memory_bytes": peak, "compile_seconds": compile_seconds}
 

@@ -105,8 +105,8 @@ def _sweep_panels(fig, axes, result, refs, title, own):
         from ..recompute_model import checkpoint_flop_ratio
         right.plot(live_ck, [checkpoint_flop_ratio(layers, e) for e in live_ck], color=SPEC_COLOR, linestyle="--",
                    linewidth=1, label="FLOP ratio (early stop)")
-    right.axhline(4 / 3, color=SPEC_COLOR, linestyle=":", linewidth=1, label="whole forward again: 4/3")
-    right.axhline(1, color="0.3", linestyle=":", linewidth=1, label="no checkpointing")
+    right.axhline(4 / 3, color=SPEC_COLOR, linestyle="-.", linewidth=1, label="whole forward again, by FLOPs: 4/3")
+    right.axhline(1, color="0.3", linestyle="-", linewidth=0.8, label="no checkpointing")
     right.set_ylim(bottom=0)
     for ax in axes:
         _every_axis(ax, everies)
@@ -157,7 +157,8 @@ def checkpoint_peak_memory(result, reference=None, ax=None, title=None):
                 label=f"allocator's peak, measured ({who})", **style)
         model = dict(style, linestyle=":", marker="^", color=style["color"] if ref else "C2")
         ax.plot(ck, [rows[e]["peak_activation_bytes"] for e in ck], markersize=4,
-                label=f"activations at the peak, model ({who})", **model)
+                label="activations at the peak, modelled from the hook counts" + (f" ({who})" if ref else ""),
+                **model)
         if rows.get(0, {}).get("peak_memory_bytes"):
             ax.axhline(rows[0]["peak_memory_bytes"], color=style["color"], linestyle="-.", linewidth=1,
                        label=f"allocator's peak without checkpointing ({who})")
