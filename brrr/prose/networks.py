@@ -183,8 +183,7 @@ def separable_answer(M: int, S_o: int, S_k: int, dev):
     return fill(SEPARABLE, k=S_k, ref=ref.name, **_op_slots("pw", pw, here, ref, "it"),
                 flop_ratio=Value(std[0] / (dw[0] + pw[0]), "x"), speedup=Value(t[0] / (t[1] + t[2]), "x"),
                 pair=Value(t[1] + t[2], "s"), std=Value(t[0], "s"), split=split(t),
-                flop_split=Share(dw[0] + pw[0], {"the depthwise half": dw[0]}, "of the pair", unit="FLOP",
-                                 verb="are done by"),
+                flop_split=Share(dw[0] + pw[0], {"the depthwise half": dw[0]}, "of the pair", unit="FLOP"),
                 ref_speedup=Value(t_ref[0] / (t_ref[1] + t_ref[2]), "x"), ref_split=split(t_ref))
 
 
@@ -232,8 +231,7 @@ def kind_claims(run) -> list:
         ranked = sorted(rows, key=lambda r: -r[key])[:2]   # a Share's parts sorted: a notebook sorts a dict's keys
         return dict(sorted((KIND_NAMES.get(r["kind"], f"the {r['kind']} convolutions"), r[key]) for r in ranked))
     return ([Share(sum(r["seconds"] for r in rows), top("seconds"), f"of {net}'s profiled operator time", name="time"),
-             Share(sum(r["flops"] for r in rows), top("flops"), f"of {net}", unit="FLOP", verb="are done by",
-                   name="FLOPs")]
+             Share(sum(r["flops"] for r in rows), top("flops"), f"of {net}", unit="FLOP", name="FLOPs")]
             + [_bound(run, f"{net}'s layers that do no MACs", r["seconds"], r["roofline_seconds"], r["nbytes"],
                       "no MACs")
                for r in rows if r["kind"] == "no MACs" and r["roofline_seconds"] > 0])
