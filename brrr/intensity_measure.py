@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import tf32
 from .device import device as live_device
 from .intensity_paper import KINDS, _positive_int, conv_intensity
+from .results import needs_measurements
 
 
 def measure_conv(kind: str, M: int = 256, N: int = 256, S_o: int = 28, S_k: int = 3, g: int = 4,
@@ -49,7 +50,7 @@ def measure_conv(kind: str, M: int = 256, N: int = 256, S_o: int = 28, S_k: int 
     return {"kind": kind, "M": layer.M, "N": layer.N, "S_o": S_o, "S_k": layer.S_k, "g": layer.g,
             "batch": batch, "dtype": dtype, "device": roof.name or dev.type, "macs": layer.macs * batch,
             "flops": flops, "nbytes": nbytes, "intensity": intensity, "seconds": t.median,
-            "min_seconds": t.min,
+            "min_seconds": t.min, "iqr_seconds": t.iqr,
             "label": f"{kind} conv",
             "achieved_flops": achieved, "attainable_flops": float(roof.attainable(intensity)),
             "roofline_seconds": float(roof.time(flops, nbytes)),
@@ -59,11 +60,14 @@ def measure_conv(kind: str, M: int = 256, N: int = 256, S_o: int = 28, S_k: int 
 def measure_convs(kinds=KINDS, M: int = 256, N: int = 256, S_o: int = 28, S_k: int = 3, g: int = 4,
                   batch: int = 1, dtype: str = "float32", progress: bool = True):
     """:func:`measure_conv` for each kind (default: Table III's four layers); a :class:`brrr.Result`
-    whose meta also holds the roof the records are judged against (``roof``) and the size
-    of the cache a flush empties (``cache_bytes``: L2 on a GPU, the last-level cache on a CPU)."""
+    whose meta also holds the roof the records are judged against (``roof``), the size of the
+    cache a flush empties (``cache_bytes``: L2 on a GPU, the last-level cache on a CPU) and the
+    fixed cost of one small PyTorch call (``call_seconds``, :func:`brrr.profiler.dispatch_overhead`),
+    which a call this small can spend as much time on as on its work."""
     from .experiments.common import run_sweep
     from .roofline import Roofline
     from .device import device as live, last_level_cache_bytes
+    from .profiler.regimes import dispatch_overhead
     roof = Roofline.from_device(dtype=dtype)
     dev = live()
     cache = dev.l2_bytes if dev.on_gpu else last_level_cache_bytes()
@@ -71,10 +75,10 @@ def measure_convs(kinds=KINDS, M: int = 256, N: int = 256, S_o: int = 28, S_k: i
                      lambda kind: measure_conv(kind, M, N, S_o, S_k, g, batch, dtype, roof),
                      command=f"brrr.intensity.measure_convs(M={M}, N={N}, S_o={S_o}, S_k={S_k}, g={g}, "
                              f"batch={batch}, dtype={dtype!r})", progress=progress,
-                     roof=roof.to_dict(), cache_bytes=cache)
+                     roof=roof.to_dict(), cache_bytes=cache, call_seconds=dispatch_overhead(dev))
 
 
-
+@needs_measurements
 def conv_table(result):
     """:func:`measure_convs`'s records for the page: per convolution its MACs (millions),
     intensity (FLOP/byte), median time (seconds), achieved and roofline-attainable

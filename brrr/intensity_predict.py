@@ -1,14 +1,16 @@
 """What DI and AI_c predict against what the device measures, per network and per kind of layer.
 
 Jha, Mittal & Avancha (2020) place whole networks on a roofline at their AI_c (their Fig. 3a,b)
-and at their DI (Fig. 3c,d), and test DI against measured *energy*. This module does the
-same with *time*, the quantity a roofline predicts, on the live device:
+and at their DI (Fig. 3c,d), and test DI against measured *energy*. This module sets *time*, the
+quantity a roofline predicts, beside the byte counts on the live device:
 
 * :func:`measure_networks` times each network's forward pass (:func:`brrr.bench`, batch 1)
-  and sets beside it four roofline predictions: the network as one kernel at AI_c, the same
-  at DI, the sum of its Conv and FC layers each on the roofline, and the sum over every
+  and sets beside it the roofline's predictions from counted bytes: the network as one kernel
+  at AI_c, the sum of its Conv and FC layers each on the roofline, and the sum over every
   counted layer (BatchNorm, ReLU, pooling, concatenation and additions too, which do no MACs
-  but move activations). Counts are :func:`brrr.intensity.model_intensity`'s (blobs).
+  but move activations); :func:`least_seconds` is its least time. Counts are
+  :func:`brrr.intensity.model_intensity`'s (blobs). DI is not a count of elements moved (M_c/DI
+  can exceed the whole footprint W + A, or fall below the weights alone), so no time is made of it.
 * :func:`measure_layer_kinds` profiles one network operator by operator
   (:func:`brrr.profiler.profile`) and sums the measured and the roofline time per kind of
   layer (standard, pointwise, group, depthwise convolution, FC, and layers without MACs).
@@ -29,8 +31,7 @@ from .results import needs_measurements
 FULL_NETWORKS = ("alexnet", "vgg16", "nin", "resnet50", "mobilenet_v1", "mobilenet_v2",
                  "squeezenet1_0", "squeezenet1_1")
 QUICK_NETWORKS = ("alexnet", "mobilenet_v1", "mobilenet_v2", "squeezenet1_1")
-PREDICTIONS = {"ai_c_seconds": "one kernel at AIc", "di_seconds": "one kernel at DI",
-               "conv_fc_seconds": "Conv and FC layers, each on the roof",
+PREDICTIONS = {"ai_c_seconds": "one kernel at AIc", "conv_fc_seconds": "Conv and FC layers, each on the roof",
                "all_layers_seconds": "every layer, each on the roof"}
 KIND_ORDER = ("standard", "pointwise", "group", "depthwise", "fc", "no MACs")
 
@@ -39,8 +40,8 @@ def _paper_name(key: str) -> str:
     return {**PAPER_NAMES, **PAPER_NAMES_ADDED}.get(key, key)
 
 
-def predict(layers, macs: int, weights: int, activations: int, di: float, roof, itemsize: int = 4) -> dict:
-    """The four roofline predictions (seconds) for one network from its counts: ``layers`` is
+def predict(layers, macs: int, weights: int, activations: int, roof, itemsize: int = 4) -> dict:
+    """The roofline's predictions (seconds) for one network from its counts: ``layers`` is
     a :class:`ModelIntensity`'s per-operator table (columns macs, weights, in_elements,
     out_elements, blobs; the blob count's ``input`` row is not a layer and is left out),
     ``roof`` a :class:`brrr.Roofline`."""
@@ -51,8 +52,21 @@ def predict(layers, macs: int, weights: int, activations: int, di: float, roof, 
                for r in layers.itertuples() if r.macs > 0]
     return {"compute_seconds": float(roof.t_math(flops)),
             "ai_c_seconds": float(roof.time(flops, itemsize * (weights + activations))),
-            "di_seconds": float(roof.time(flops, itemsize * macs / di)),
             "conv_fc_seconds": sum(conv_fc), "all_layers_seconds": sum(per_layer)}
+
+
+def least_bytes(record: dict, itemsize: int = 4) -> float:
+    """The bytes one forward pass of a :func:`measure_network` record must read at least: every
+    weight once. The caches are flushed before each sample, so no weight can come from cache;
+    the activations can stay in it between layers, so they are not counted."""
+    return float(itemsize * record["weights"])
+
+
+def least_seconds(record: dict, roof, itemsize: int = 4) -> float:
+    """The least time of one forward pass of a :func:`measure_network` record against ``roof``:
+    its FLOPs at the peak or :func:`least_bytes` at the bandwidth, whichever is longer. A lower
+    bound wherever the roof is right; the other predictions charge activations to DRAM too."""
+    return float(roof.time(record["flops"], least_bytes(record, itemsize)))
 
 
 def measure_network(key: str, roof, batch: int = 1, budget: float = 0.3) -> dict:
@@ -84,7 +98,7 @@ def measure_network(key: str, roof, batch: int = 1, budget: float = 0.3) -> dict
               "weights": counted.weights, "activations": counted.activations, "ai_c": counted.ai_c,
               "di": counted.di, "flops": float(flops), "nbytes": float(nbytes), **t.record_fields(),
               "achieved_flops": flops / t.median, "warnings": list(t.warnings),
-              **predict(counted.layers, counted.macs, counted.weights, counted.activations, counted.di, roof)}
+              **predict(counted.layers, counted.macs, counted.weights, counted.activations, roof)}
     return record
 
 
@@ -104,22 +118,6 @@ def count_operators(fn) -> int:
         fn()
     return Count.calls
 
-
-def overhead_bound(result) -> dict:
-    """Per network with an operator count, where the run measured the fixed cost of a call
-    (``meta['call_seconds']``, :func:`brrr.profiler.dispatch_overhead`): the fixed cost of its
-    operators (operators x call) against its time and against the every-layer roofline time. By the
-    book's rule (:func:`brrr.profiler.regime_of`) the network is overhead-bound when the fixed cost
-    is at least the roofline time. ``{network: {'fixed_seconds', 'share_of_time', 'overhead_bound'}}``;
-    empty for records without the counts (runs before they were recorded)."""
-    call = result.meta.get("call_seconds")
-    out = {}
-    for r in result.records:
-        if call and r.get("operators"):
-            fixed = r["operators"] * call
-            out[r["network"]] = {"fixed_seconds": fixed, "share_of_time": fixed / r["seconds"],
-                                 "overhead_bound": fixed >= r["all_layers_seconds"]}
-    return out
 
 
 def measure_networks(names=None, batch: int = 1, budget: float = 0.3, progress: bool = True):
@@ -196,15 +194,21 @@ def measure_layer_kinds(names=("mobilenet_v2",), budget: float = 0.05, progress:
     return result
 
 
+@needs_measurements
 def prediction_table(result):
     """:func:`measure_networks`' records for the page: per network its AI_c and DI (MACs per
-    element), measured time, and measured / predicted for each prediction (1 = the roofline
-    was exact; above 1 = slower than predicted)."""
+    element), measured time (the median) and fastest sample, its least time
+    (:func:`least_seconds`), and measured / predicted for the least time and each prediction
+    (1 = the roofline was exact; above 1 = slower than predicted)."""
     import pandas as pd
+    from .roofline import Roofline
     frame = result.to_frame()
+    roof = Roofline.from_dict(result.meta["roof"])
+    least = [least_seconds(r, roof) for r in result.records]
     out = pd.DataFrame({"network": frame["network"], "AIc": frame["ai_c"], "DI": frame["di"],
                         "GMACs": frame["macs"] / 1e9, "time per call": frame["seconds"],
-                        "achieved (GFLOP/s)": frame["achieved_flops"] / 1e9})
+                        "fastest sample": frame["min_seconds"], "least time": least,
+                        "measured / least time": frame["seconds"] / least})
     for col, words in PREDICTIONS.items():
         out[f"measured / {words}"] = frame["seconds"] / frame[col]
     return out
@@ -256,19 +260,3 @@ def alpha_sweep(result, step: float = 0.05):
           if len(frame) > 2 else math.nan for a in alphas]
     return pd.DataFrame({"alpha": alphas, "r": rs})
 
-
-def bounds(result) -> dict:
-    """Per network: 'memory' or 'compute', as the live roof classifies it at AI_c and at DI
-    (intensity in FLOP/byte = 2 x MACs per element / 4 against the ridge), and the share of
-    the roof's peak FLOP/s it achieved: ``{network: {'ai_c': .., 'di': .., 'share': ..}}``; also
-    ``ai_c_roof_share`` and ``di_roof_share``, the share of the roof (memory or compute, whichever is
-    lower) at each metric's intensity that it achieved."""
-    from .roofline import Roofline
-    roof = Roofline.from_dict(result.meta["roof"])
-    out = {}
-    for r in result.records:
-        out[r["network"]] = {m: "memory" if 2 * r[m] / 4 < roof.ridge else "compute" for m in ("ai_c", "di")}
-        out[r["network"]]["share"] = r["achieved_flops"] / roof.peak_flops
-        for m in ("ai_c", "di"):   # the share of the roof each metric puts the network under
-            out[r["network"]][f"{m}_roof_share"] = r["achieved_flops"] / float(roof.attainable(2 * r[m] / 4))
-    return out

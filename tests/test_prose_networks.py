@@ -1,392 +1,251 @@
-"""Chapter 6's sentences agree with the numbers they describe.
-
-Most of the chapter is computed (the DI paper's formulas and tables recomputed from
-brrr.models), so most checks run on those computations and on hand-made variants of them
-that force the other wordings. The one measurement, measure_convs, is checked on every
-shipped record set that holds it, and on hand-made results (not measurements) for the
-outcomes a record set does not cover: a GPU reference, points above the roof.
-"""
+"""Chapter 6 (brrr.prose.networks): which claims each generated cell makes, with which numbers, for given
+records; and the chapter's static text: every number a Markdown cell quotes of the paper's tables is
+recomputed here from brrr.intensity*, so a count that changes fails a test instead of a page going stale."""
+import json
 import math
 import re
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
+from brrr import intensity, intensity_energy as energy, intensity_tables as tables, models
+from brrr.claims import Bound, Compare, Noisy, Regime, Share, quantity
+from brrr.intensity_paper import PAPER_RANGES_AS_PRINTED, PAPER_TABLE_VIII, TABLE_VIII_COLUMNS, disparity
+from brrr.prose import networks
+from brrr.results import Result
+from brrr.roofline import Roofline
+from brrr.specs import GPU_SPECS
 
-import brrr  # noqa: E402
-from brrr import intensity, reference  # noqa: E402
-from brrr.prose import networks as prose  # noqa: E402
-from brrr.prose import words  # noqa: E402
-from record_sets import close_to, record_sets, sets_with  # noqa: E402
+NOTEBOOK = Path(__file__).resolve().parents[1] / "chapters" / "06_intensity_of_networks.ipynb"
+CELLS = {c["id"]: "".join(c["source"]) for c in json.loads(NOTEBOOK.read_text())["cells"]}
+NUMBER = re.compile(r"(?<![\w.×/^{−-])[−-]?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?![\w×/])")
+NOT_QUOTED = re.compile(r"\$[^$]*\$|\b(?:Tables?|Eq\.|Sec\.|Fig\.|Chapter) [\dIVX]+")
+
+
+def quoted(cell: str) -> list:
+    """The numbers the static cell ``cell`` quotes, as printed (no % sign), outside math and references."""
+    return NUMBER.findall(NOT_QUOTED.sub(" ", CELLS[cell]))
+
+
+def n(value) -> str:
+    return quantity(value, "")
+
+
+def pct(fraction) -> str:
+    return quantity(fraction, "%")[:-1]
 
 
 @pytest.fixture(scope="module")
-def table8():
+def t8():
     return intensity.compare_with_paper()
 
 
 @pytest.fixture(scope="module")
-def layers():
-    return intensity.network_layers(("vgg16", "mobilenet_v2"))
-
-
-def test_every_cpu_set_has_the_measurement():
-    for name, runs in record_sets().items():
-        if "quick" in name:
-            assert "measure_convs" in runs, f"{name} lacks measure_convs: rerun scripts/make_reference.py --chapters 06"
-
-
-# --- Table III ------------------------------------------------------------------------------
-
-def test_convolution_kinds_agree_with_the_paper():
-    table3, kinds = intensity.table_iii_beside_paper(), intensity.convolution_table(normalize=False)
-    p = prose.convolution_kinds(table3, kinds)
-    text = str(p)
-    assert text.startswith("All 16 numbers agree with the paper's Table III")
-    assert p.facts["mismatches"] == []
-    assert "1/256" in text and "by the same factor" in text
-    dw = intensity.conv_intensity("depthwise", 256, 256, 28, 3).arithmetic_intensity
-    std = intensity.conv_intensity("standard", 256, 256, 28, 3).arithmetic_intensity
-    assert close_to(dw, text, 0.01) and close_to(std, text, 0.01)
-    assert "entirely a variation in activation reuse" in text
-
-
-def test_convolution_kinds_names_a_mismatch():
-    table3, kinds = intensity.table_iii_beside_paper(), intensity.convolution_table(normalize=False)
-    table3.loc[table3["convolution"] == "group", "MACs (paper)"] = 0.3
-    text = str(prose.convolution_kinds(table3, kinds))
-    assert text.startswith("1 of the 16 numbers differ") and "group MACs" in text
-
-
-def test_convolution_kinds_without_equal_weight_reuse():
-    table3, kinds = intensity.table_iii_beside_paper(), intensity.convolution_table(normalize=False)
-    kinds.loc["group", "weight_reuse"] = 1.0
-    text = str(prose.convolution_kinds(table3, kinds))
-    assert "entirely a variation" not in text and "Weight reuse differs" in text
-
-
-# --- VGG-16, two conventions ----------------------------------------------------------------
-
-def _vgg(convention):
+def vgg():
     with torch.device("meta"):
-        net = brrr.models.vgg16()
-    return intensity.model_intensity(net, (1, 3, 224, 224), convention=convention, name="VGG-16")
+        net = models.vgg16()
+    return [intensity.model_intensity(net, (1, 3, 224, 224), convention=c) for c in ("blobs", "layer")]
 
 
-def test_vgg16_against_the_papers_row():
-    blobs, layer = _vgg("blobs"), _vgg("layer")
-    p = prose.vgg16(blobs, layer)
-    text = str(p)
-    assert close_to(blobs.ai_c, text, 0.01) and close_to(blobs.di, text, 0.01)
-    same = round(blobs.ai_c) == 93 and round(blobs.di) == 113
-    assert ("the same, to the paper's rounding" in text) == same
-    ratio = layer.activations / blobs.activations
-    assert close_to(ratio, text, 0.05) and "as many activations" in text
-    assert close_to(layer.ai_c, text, 0.01)
+def test_table_iii_and_vgg16_as_the_static_text_says(vgg):
+    kinds, t3 = intensity.convolution_table(normalize=False), intensity.table_iii_beside_paper()
+    pairs = [c[:-len(" (brrr)")] for c in t3.columns if c.endswith(" (brrr)")]
+    agree = sum(math.isclose(r[f"{c} (brrr)"], r[f"{c} (paper)"]) for _, r in t3.iterrows() for c in pairs)
+    std, dw = kinds.loc["standard"], kinds.loc["depthwise"]
+    assert agree == len(pairs) * len(t3) and kinds["weight_reuse"].nunique() == 1
+    assert std.macs == 256 * dw.macs and std.activation_reuse == 256 * dw.activation_reuse
+    assert quoted("static-table-iii") == [str(agree), "1/256", "1/256", n(dw.arithmetic_intensity),
+                                          n(std.arithmetic_intensity), n(std.weight_reuse)]
+    b, l = vgg
+    paper = dict(zip(TABLE_VIII_COLUMNS, PAPER_TABLE_VIII["VGG-16"]))
+    assert round(b.ai_c) == paper["ai_c"] and round(b.di) == paper["di"]
+    bound, half = (b.weight_reuse + b.activation_reuse) / 4, intensity.data_type_aware_intensity(
+        b.macs, b.weights, b.activations, 0.5)
+    assert half == pytest.approx(bound / 2) and half < b.ai_c
+    assert quoted("static-vgg16") == [n(b.ai_c), n(b.di), n(paper["ai_c"]), n(paper["di"]), n(l.activations / b.activations),
+                                      n(l.ai_c), n(l.di), n(bound), n(half), n(b.ai_c)]
 
 
-def test_vgg16_wording_when_the_row_differs():
-    blobs, layer = _vgg("blobs"), _vgg("layer")
-    far = dict(ai_c=60, di=113)
-    text = str(prose.vgg16(blobs, layer, paper=far))
-    assert "apart, beyond the paper's rounding" in text
-    near = dict(ai_c=90, di=113)
-    assert "within" in str(prose.vgg16(blobs, layer, paper=near))
+def test_table_viii_reuse_and_ai_c_against_di_as_the_static_text_says(t8):
+    worst = intensity.largest_differences(t8)["largest difference (%)"]
+    groups = [sorted(worst.index[(worst > lo) & (worst <= hi)]) for lo, hi in ((-1, 0), (0, 3), (3, 10), (10, 1e9))]
+    assert groups == [["VGG-16"], sorted(["NiN", "ResNet-50", "MobileNet-V1", "SqueezeNet-V1.0", "SqueezeNet-V1.1"]),
+                      ["AlexNet"], ["MobileNet-V2"]]
+    a, m, r = t8.loc["AlexNet"], t8.loc["MobileNet-V2"], t8.loc["ResNet-50"]
+    ai, di, df = (TABLE_VIII_COLUMNS.index(c) for c in ("ai_c", "di", "d_f"))
+    assert all(abs(disparity(v[ai], v[di]) - v[df]) <= 0.5 for v in PAPER_TABLE_VIII.values())
+    paper = PAPER_TABLE_VIII["AlexNet"]
+    assert quoted("static-table-viii") == [
+        str(len(t8)), "3", "10", pct(worst["AlexNet"] / 100), n(a.a_over_w), n(a["a_over_w (paper)"]), n(r.macs / 1e9),
+        n(m.macs / 1e6), n(m.weights / 1e6), n(m["weight_reuse (paper)"]),
+        n(m["weight_reuse (paper)"] * m.weights / 1e6),
+        pct(worst["MobileNet-V2"] / 100), str(t8.loc["SqueezeNet-V1.0", "input_size"]),
+        str(t8.loc["SqueezeNet-V1.1", "input_size"]), str(len(PAPER_TABLE_VIII)), n(paper[ai]), n(paper[di]),
+        f"{disparity(paper[ai], paper[di]):.1f}".replace("-", "−"), f"{paper[df]:.0f}".replace("-", "−")]
+    order = t8.sort_values("activation_reuse", ascending=False)
+    assert list(order.index) == list(t8.sort_values("activation_reuse (paper)", ascending=False).index)
+    top, low = order.iloc[:2], order.iloc[::-1].iloc[:3]
+    assert list(top.index) == ["VGG-16", "AlexNet"] and list(low.index) == ["MobileNet-V2", "MobileNet-V1",
+                                                                             "SqueezeNet-V1.1"]
+    assert quoted("static-reuse") == [x for _, v in top.iterrows() for x in (n(v.activation_reuse), n(v.a_over_w))] + [
+        n(v.activation_reuse) for _, v in low.iterrows()]
+    above = [k for k, v in t8.iterrows() if v.di > v.ai_c]
+    mb = t8.loc["MobileNet-V1"]
+    assert above == ["AlexNet", "VGG-16"] and a.di > mb.di
+    # DI read as a count of elements moved: more than ResNet-50's footprint, fewer than AlexNet's weights
+    assert r.macs / r.di > r.weights + r.activations and a.macs / a.di < a.weights
+    assert quoted("static-aic-vs-di") == [
+        str(len(t8) - len(above)), n(a.a_over_w), n(a.ai_c), pct(1 - a.ai_c / a.weight_reuse), n(a.weight_reuse),
+        n(mb.ai_c), quantity(mb.ai_c / a.ai_c, "x").split()[0], n(a.di), n(mb.di), n(r.macs / r.di / 1e6),
+        n((r.weights + r.activations) / 1e6), n(a.macs / a.di / 1e6), n(a.weights / 1e6)]
 
 
-# --- Table VIII --------------------------------------------------------------------------------
+def test_added_networks_ranges_and_table_v_as_the_static_text_says(vgg):
+    t = tables.added_networks()
+    res, dense = t.loc[["ResNext50-32x4d", "ResNext101-32x4d"]], t.loc[["DenseNet-121", "DenseNet-169"]]
+    assert set(res["column"]) | set(dense["column"]) == {"weight_reuse"}
 
-DIGITS = {"weight_reuse": 0, "activation_reuse": 0, "ai_c": 0, "di": 0, "a_over_w": 2}
+    def each(rows, f):
+        return [f(v) for _, v in rows.iterrows()]
 
-
-def _beyond(ours, paper, digits):
-    """Per cent beyond the paper's rounding, computed here independently of brrr."""
-    gap = abs(ours - paper) - 0.5 * 10 ** -digits
-    return max(gap, 0) * 100 / abs(paper)
-
-
-def test_table_viii_groups_every_network(table8):
-    p = prose.table_viii(table8)
-    first, bullets, tail = str(p).split("\n\n")
-    for name, row in table8.iterrows():
-        worst = max(_beyond(row[c], row[f"{c} (paper)"], d) for c, d in DIGITS.items())
-        group = "rounding" if worst == 0 else "close" if worst <= 3 else "near" if worst <= 10 else "far"
-        assert name in p.facts["groups"][group]
-        line = next(b for b in bullets.splitlines() if b.startswith(f"- **{name}**"))
-        if group == "rounding":
-            assert "agrees with the paper on every column" in line
-        for c, d in DIGITS.items():
-            beyond = _beyond(row[c], row[f"{c} (paper)"], d)
-            if beyond:
-                word = "higher" if row[c] > row[f"{c} (paper)"] else "lower"
-                label = re.escape(prose.NAMES[c])
-                assert re.search(label + r" [\d.]+% " + word, line), (name, c, line)
-                assert close_to(beyond, line, 0.06)
-    words = {"rounding": "to its rounding on every column", "close": "within 3%",
-             "near": "within 10%", "far": "by more"}
-    for group, names in p.facts["groups"].items():
-        if names:
-            assert words[group] in first and all(n in first for n in names)
-    # H200 review item 6: the test of the paper's d_f is its own printed AI_c and DI, not our rounded values
-    from brrr.intensity_paper import PAPER_TABLE_VIII, disparity
-    good = sum(abs(disparity(r[2], r[3]) - r[5]) <= 0.5 for r in PAPER_TABLE_VIII.values())
-    assert p.facts["paper_d_f_reproduced"] == good
-    assert "rounding does not explain" not in tail
-    assert ("the paper computed the column from its rounded values" in tail) == (good == len(PAPER_TABLE_VIII))
+    def off(v):
+        return pct(v["largest difference (%)"] / 100)
+    assert quoted("static-added-networks") == (
+        each(t.loc[["ResNet-101", "ResNet-152"]], off) + each(res, off)
+        + each(res, lambda v: pct(v["implied weights"] / v.weights)) + each(res, lambda v: n(v.weights / 1e6))
+        + each(res, lambda v: pct(v["implied macs"] / v.macs)) + each(res, lambda v: n(v.macs / 1e9))
+        + each(dense, off) + [pct(dense.iloc[0]["implied macs"] / dense.iloc[0].macs)]
+        + each(dense, lambda v: pct(v["implied weights"] / v.weights)) + each(dense, lambda v: n(v.weights / 1e6)))
+    assert all(pct(v["implied macs"] / v.macs) == "100" for _, v in dense.iterrows())
+    printed, b = PAPER_RANGES_AS_PRINTED, vgg[0]
+    assert quoted("static-ranges") == [n(printed["weights_millions"][0]), n(printed["weights_millions"][1]),
+                                       n(printed["macs_millions"][0]), n(printed["macs_millions"][1]),
+                                       n(b.weights / 1e6), n(b.macs / 1e6)]
+    assert n(b.weights / 1e6) == n(printed["macs_millions"][1]) and n(b.macs / 1e6) == n(printed["weights_millions"][1])
+    t5, io = tables.table_v_beside_paper(), tables.table_v_beside_paper("input+output")
+    worst = t5[["median difference (%)", "variance difference (%)"]].abs().max(axis=1)
+    match = list(worst.index[worst <= 1])
+    assert match == ["AlexNet", "VGG-16", "NiN", "MobileNet-V1"] and 1 < worst["SqueezeNet-V1.0"] <= 5
+    assert worst["MobileNet-V2"] > 5
+    high = t5.loc[["AlexNet", "VGG-16", "NiN", "SqueezeNet-V1.0"], "median"]
+    assert high.idxmax() == "VGG-16" and high.idxmin() == "NiN"
+    lower = pct((io["median"] / t5["median"]).median())
+    assert quoted("static-table-v") == [str(len(match)), str(len(t5)), "1", "5", lower]
 
 
-def test_table_viii_model_notes(table8):
-    text = str(prose.table_viii(table8))
-    resnet = table8.loc["ResNet-50"]
-    assert close_to(resnet["macs"] / 1e9, text, 0.01)
-    mn2 = table8.loc["MobileNet-V2"]
-    if _beyond(mn2["weight_reuse"], mn2["weight_reuse (paper)"], 0) > 3:
-        assert close_to(mn2["weight_reuse (paper)"] * mn2["weights"] / 1e6, text, 0.01)
-    assert "227×227" in text and "224×224" in text
-    alex = table8.loc["AlexNet"]
-    if _beyond(alex["activation_reuse"], 362, 0):
-        word = "larger" if alex["activation_reuse"] < 362 else "smaller"
-        assert f"Our activation count is {word} than the paper's" in text
+def test_tables_iv_and_ix_and_the_layers_as_the_static_text_says():
+    iv, calls = energy.table_iv_view(), energy.fig3_calls()
+    cmr = list(iv["CMR recomputed (FLOP/byte)"])
+    assert all(abs(a - b) <= 0.005 for a, b in zip(cmr, iv["CMR (paper, FLOP/byte)"]))
+    assert (calls["paper's call"] == calls["read against CMR"]).all()
+    moved = calls[calls["paper's call"] != calls["in consistent units"]]
+    assert sorted(set(moved["network"])) == ["DenseNet-121", "DenseNet-169", "MobileNet-V1"]
+    assert set(moved["metric"]) == {"ai_c"}
+    assert set(calls["network"]) - set(moved["network"]) == {"AlexNet", "XceptionNet"}
+    assert quoted("static-table-iv") == [f"{c:.2f}" for c in cmr] + [n(2 * c) for c in cmr]
+    ix, eq6 = energy.table_ix_recomputed(), energy.eq6_recomputed()
+    assert all(abs(ix[c] - ix[f"{c} (paper)"]).max() <= 0.011 for c in ("L", "U"))
+    assert eq6["minimum"] == eq6["minimum (paper)"] and abs(eq6["window_at_25"] - eq6["window_at_25 (paper)"]) < 1e-3
+    di99 = ix[(ix["metric"] == "DI") & (ix["confidence (%)"] == 99)]
+    weakest = di99.loc[di99["L"].idxmin()]
+    assert weakest["GPU"] == "P100"
+    assert quoted("static-table-ix") == ["25", str(2 * len(ix)), "0.01", "95", f"{eq6['phi_bound']:.2f}",
+                                         str(eq6["minimum"]), "25", n(eq6["window_at_25"]), "99", f"{weakest['L']:.2f}",
+                                         "25"]
+    layers = intensity.network_layers(("vgg16", "mobilenet_v2"))
+    h100, fc = GPU_SPECS["H100-SXM"], [x for t in layers.values() for x in t.loc[t["kind"] == "fc", "intensity"]]
+    top = max(GPU_SPECS.values(), key=lambda s: s.fp32 / s.bandwidth)
+    assert max(fc) < min(s.fp32 / s.bandwidth for s in GPU_SPECS.values())
+    pw, std = (layers[k].loc[layers[k]["kind"] == kind, "intensity"] for k, kind in (("MobileNet-V2", "pointwise"),
+                                                                                    ("VGG-16", "standard")))
+    ridge, high = h100.fp32 / h100.bandwidth, top.fp32 / top.bandwidth
+    assert top.name == "NVIDIA L40S"
+    assert quoted("static-layers") == [n(max(fc)), n(ridge), str((pw < ridge).sum()), str(len(pw)),
+                                       str((std < high).sum()), str(len(std)), n(high)]
 
 
-def test_table_viii_wording_when_all_agree(table8):
-    t = table8.copy()
-    for c in DIGITS:
-        t[c] = t[f"{c} (paper)"]
-    t["d_f"] = t["d_f (paper)"]
-    t["d_f from rounded"] = t["d_f (paper)"] + 5
-    p = prose.table_viii(t)
-    text = str(p)
-    assert f"Of the {len(t)} networks, {len(t)} agree with the paper to its rounding" in text
-    assert "differ" not in text.split("\n\n")[0]
-    assert "reproduces its $d_f$ column" in text   # the same sentence whatever our values are
+# --- the generated cells' claims ------------------------------------------------------------------
+
+ROOF = Roofline(peak_flops=1e13, peak_bandwidth=1e12, name="test")
+DEV = SimpleNamespace(peak_flops=lambda dtype: 1e13, peak_bandwidth=1e12, name="test GPU", l2_bytes=2 ** 25,
+                      on_gpu=True)
 
 
-# --- the reuse figure ----------------------------------------------------------------------------
-
-def test_reuse_names_the_extremes(table8):
-    p = prose.reuse(table8)
-    text = str(p)
-    order = list(table8.sort_values("activation_reuse", ascending=False).index)
-    assert p.facts["top"] == order[:2] and p.facts["bottom"] == order[::-1][:3]
-    highest = text.split("sit highest")[0]
-    assert all(n in highest for n in order[:2])
-    assert all(close_to(table8.loc[n, "activation_reuse"], text, 0.01) for n in order[:2] + order[-3:])
-    paper = list(table8.sort_values("activation_reuse (paper)", ascending=False).index)
-    assert ("in the same order" in text) == (order == paper)
+def _run(records, **meta) -> Result:
+    return Result(name="test", records=records, meta={"roof": ROOF.to_dict(), "device": {"name": "test GPU",
+                                                                                          "backend": "cuda"}, **meta})
 
 
-def test_reuse_when_the_paper_ranks_differently(table8):
-    t = table8.copy()
-    t.loc["NiN", "activation_reuse (paper)"] = 1000
-    assert "rank them a little differently" in str(prose.reuse(t))
+def _conv(kind, seconds, iqr=None):
+    flops, nbytes = networks.counted(kind, 256, 28, 1 if kind == "pointwise" else 3)
+    return {"kind": kind, "flops": flops, "nbytes": nbytes, "seconds": seconds, "iqr_seconds": iqr}
 
 
-def test_ai_c_vs_di(table8):
-    p = prose.ai_c_vs_di(table8)
-    text = str(p)
-    above = [n for n, r in table8.iterrows() if r["di"] > r["ai_c"]]
-    assert p.facts["above"] == above and all(n in text.split("above the dashed line")[0] for n in above)
-    a, m = table8.loc["AlexNet"], table8.loc["MobileNet-V1"]
-    assert close_to(m["ai_c"] / a["ai_c"], text, 0.05)
-    reversed_ = a["di"] > m["di"] and m["ai_c"] > 1.1 * a["ai_c"]
-    assert ("DI reverses the order" in text) == reversed_
-    assert close_to(100 * (1 - a["ai_c"] / a["weight_reuse"]), text, 0.05)
+def test_the_convolutions_claims_take_their_numbers_and_call_cost_from_the_record():
+    recs = [_conv("standard", 2e-4, 1e-6), _conv("pointwise", 1e-7, 5e-8), _conv("depthwise", 1e-5, 1e-6)]
+    claims = networks.conv_claims(_run(recs, call_seconds=5e-6))
+    std, dw, cmp, above, noisy = claims
+    assert isinstance(std, Regime) and std.seconds == 2e-4 and std.call_cost == 5e-6 and std.flops == recs[0]["flops"]
+    assert dw.outcome == "overhead-bound"   # 10 µs, within twice the 5 µs call, which beats its bytes' 1.5 µs
+    assert isinstance(cmp, Compare) and cmp.ratio == pytest.approx(1e-5 / 2e-4)
+    assert isinstance(above, Bound) and above.subject == "the pointwise convolution" and above.outcome == "above"
+    assert isinstance(noisy, Noisy) and noisy.subject == "the pointwise convolution" and noisy.outcome == "noisy"
+    assert len(networks.conv_claims(_run([dict(r, iqr_seconds=None) for r in recs]))) == 4   # an older record
+    pair, bound, split = networks.separable_claims(_run(recs))
+    assert pair.value == pytest.approx(1e-5 + 1e-7) and pair.base == 2e-4
+    assert split.parts == {"the depthwise half": 1e-5, "the pointwise half": 1e-7} and bound.measured == pair.value
+    for c in claims + [pair, bound, split]:
+        c.check()
 
 
-def test_ai_c_vs_di_other_outcomes(table8):
-    t = table8.copy()
-    t.loc["AlexNet", "di"] = 1.0
-    assert "does not reverse the order" in str(prose.ai_c_vs_di(t))
-    t = table8.copy()
-    t.loc["AlexNet", "ai_c"] = 100.0
-    assert "do not disagree about this pair" in str(prose.ai_c_vs_di(t))
-    t = table8.copy()
-    t["di"] = t["ai_c"] / 2
-    assert str(prose.ai_c_vs_di(t)).startswith("Every network sits below the dashed line")
+def test_the_networks_claims_name_the_nearest_and_farthest_network_and_its_calls():
+    def net(name, seconds, weights, ops=None):
+        return {"network": name, "flops": 2e10, "weights": weights, "nbytes": 8 * weights, "seconds": seconds,
+                "iqr_seconds": seconds / 100, "operators": ops}
+    recs = [net("A", 4e-3, 1e9, 100), net("B", 3e-3, 1e6, 100), net("C", 1e-1, 1e6, 300)]   # 100%, 67%, 2%
+    near, far, calls, noisy = networks.network_claims(_run(recs, call_seconds=1e-5))
+    assert (near.subject, far.subject) == ("A", "C") and near.nbytes == 4e9 and near.seconds == 4e-3
+    assert calls.base == pytest.approx(100 * 1e-5) and calls.value == 4e-3
+    assert noisy.outcome == "steady" and noisy.subject == "A"   # the widest spread of the three, 1% of its median
+    assert len(networks.network_claims(_run(recs))) == 3   # no call cost recorded: no comparison with it
+    kinds = _run([{"network": "M", "kind": k, "flops": f, "seconds": s, "nbytes": 1e6, "roofline_seconds": 1e-6}
+                  for k, f, s in (("pointwise", 8e8, 2e-3), ("depthwise", 1e8, 1e-3), ("no MACs", 0.0, 3e-3))])
+    time, flops, none = networks.kind_claims(kinds)
+    assert time.parts == {"the layers that do no MACs": 3e-3, "the pointwise convolutions": 2e-3} and time.whole == 6e-3
+    assert flops.parts == {"the pointwise convolutions": 8e8, "the depthwise convolutions": 1e8}
+    assert none.measured == 3e-3 and none.allowed == 1e-6
+    for c in (near, far, calls, time, flops, none):
+        c.check()
 
 
-# --- the layers on the roofline --------------------------------------------------------------------
-
-CPU = {"name": "Test CPU", "backend": "cpu", "source": "measured on this machine"}
-GPU = {"name": "NVIDIA H100 80GB HBM3", "backend": "cuda", "source": "NVIDIA H100 datasheet"}
-
-
-@pytest.mark.parametrize("ridge", [0.3, 6.4, 20.0, 1000.0])
-def test_layers_on_roofline_counts(layers, ridge):
-    roof = brrr.Roofline(peak_flops=ridge * 20e9, peak_bandwidth=20e9)
-    p = prose.layers_on_roofline(layers, roof, CPU)
-    text = str(p)
-    assert close_to(ridge, text, 0.01) and "a measured roof, not a hardware peak" in text
-    for net, t in layers.items():
-        share = (t["intensity"] < ridge).mean()
-        assert p.facts[f"{net} left"] == share
-        assert re.search(re.escape(brrr.prose.words.percent(share)) + f" of {net}'s", text)
-    fc = [x for t in layers.values() for x in t.loc[t["kind"] == "fc", "intensity"]]
-    assert ("fully-connected layers are all among them" in text) == (max(fc) < ridge)
-    assert "No reference GPU roof ships" in text
-
-
-def test_layers_on_roofline_spec_and_references(layers):
-    roof = brrr.Roofline(peak_flops=67e12, peak_bandwidth=3.35e12)
-    refs = reference.load("measure_roofline")
-    text = str(prose.layers_on_roofline(layers, roof, GPU, refs))
-    assert "spec-sheet roof of NVIDIA H100" in text
-    pw = layers["MobileNet-V2"].query("kind == 'pointwise'")["intensity"]
-    if refs:   # H200 review item 24: this device's count beside the references'
-        assert f"Here {int((pw < roof.ridge).sum())} of MobileNet-V2's {len(pw)} pointwise layers sit left" in text
-    for run in refs:
-        r = brrr.Roofline.of_run(run)
-        assert f"{int((pw < r.ridge).sum())} of MobileNet-V2's {len(pw)} pointwise layers" in text
-        row = brrr.specs.lookup(run.meta["device"]["name"])     # B2:N12: named as the worked problems name it
-        if row is not None:
-            assert f"On the reference {row.name}, whose float32 ridge" in text
-    ridges = [s.fp32 / s.bandwidth for s in brrr.specs.GPU_SPECS.values()]
-    std = layers["VGG-16"].query("kind == 'standard'")["intensity"]
-    assert close_to(max(ridges), text, 0.01)
-    assert ("stay right of the float32 ridge of every GPU" in text) == (std.min() > max(ridges))
-    assert f"{int((std < max(ridges)).sum())} of VGG-16's" in text or std.min() > max(ridges)
-
-
-def test_layers_on_roofline_every_gpu_branch(layers):
-    big = {"VGG-16": layers["VGG-16"].assign(intensity=lambda t: t["intensity"].where(t["kind"] != "standard", 500.0))}
-    text = str(prose.layers_on_roofline(big, brrr.Roofline(peak_flops=1e12, peak_bandwidth=1e11), CPU))
-    assert "stay right of the float32 ridge of every GPU in the [device table]" in text
-
-
-# --- the measurement ------------------------------------------------------------------------------
-
-def _conv_words(run, text):
-    f = prose.conv_facts(run)
-    for kind, k in f["kinds"].items():
-        assert close_to(100 * k["share"], text, 0.06), kind
-    above = [kind for kind, k in f["kinds"].items() if k["share"] > prose.ABOVE_ROOF]
-    for kind in above:
-        assert f"The {kind} convolution measured" in text
-    return f, above
-
-
-@pytest.mark.parametrize("runs", sets_with("measure_convs"))
-def test_conv_measurements(runs):
-    run = runs["measure_convs"]
-    refs = reference.load("measure_convs")
-    p = prose.conv_measurements(run, refs)
-    text = str(p).split("\n\n")
-    body = "\n\n".join(text[:2])
-    f, above = _conv_words(run, body)
-    assert p.facts["above_roof"] == above
-    roof_word = "spec-sheet roof" if brrr.roofline.has_spec_sheet(run.meta["device"]) else "measured roof"
-    assert f"against its {roof_word}" in body or (roof_word == "spec-sheet roof" and
-                                                  "against its spec-sheet float32 roof without tensor cores" in body)
-    if run.meta["device"].get("backend") == "cuda":   # H200 review item 12: the disabled TF32 is said
-        assert "turn off the TF32" in body
-    rec = {r["kind"]: r for r in run.records}
-    times = [r["seconds"] for r in run.records]
-    model = [r["roofline_seconds"] for r in run.records]
-    flat = max(times) / min(times) < 3 and max(model) / min(model) > 10
-    assert ("was set by a fixed cost larger than the layer's work" in body) == flat
-    if flat:
-        assert brrr.prose.words.seconds(min(times)) in body and brrr.prose.words.seconds(max(times)) in body
-    else:
-        macs = rec["depthwise"]["macs"] / rec["standard"]["macs"]
-        time = rec["depthwise"]["seconds"] / rec["standard"]["seconds"]
-        assert close_to(100 * macs, body, 0.06) and close_to(100 * time, body, 0.06)
-        assert ("did not turn into the same saving in time" in body) == (time > 2 * macs)
-    memory = [k for k, r in rec.items() if r["attainable_flops"] < run.meta["roof"]["peak_flops"] * (1 - 1e-9)]
-    for kind in memory:
-        assert kind in body.split("memory-bound")[0].split("By the model")[-1]
-    noisy = [k for k, r in rec.items() if any(str(x).startswith("noisy") for x in r["warnings"])]
-    assert ("noisy" in body) == bool(noisy)
-    if not refs:
-        assert "No reference GPU run of these four convolutions" in str(p)
-    for ref in refs:
-        assert ref.meta["device"]["name"] in str(p)
-
-
-def _made_up(shares, seconds, backend="cpu", name="Test CPU", reference_run=False, noisy=False):
-    """A hand-made measure_convs result (not a measurement): shares of the roof per kind."""
-    peak, bw = 100e9, 20e9
-    records = []
-    for kind, share in shares.items():
-        c = intensity.conv_intensity(kind, 256, 256, 28, 3, 4 if kind == "group" else 1)
-        flops, nbytes = 2 * c.macs, 4 * (c.weights + c.activations)
-        attainable = min(peak, flops / nbytes * bw)
-        records.append({"kind": kind, "macs": c.macs, "flops": flops, "nbytes": nbytes,
-                        "intensity": flops / nbytes, "seconds": seconds[kind],
-                        "achieved_flops": share * attainable, "attainable_flops": attainable,
-                        "roofline_seconds": max(flops / peak, nbytes / bw), "label": f"{kind} conv",
-                        "warnings": ["noisy: made up"] if noisy else []})
-    source = "NVIDIA H100 datasheet" if backend == "cuda" else "measured"
-    meta = {"device": {"name": name, "backend": backend, "source": source, "l2_bytes": 50 * 2 ** 20},
-            "roof": {"peak_flops": peak, "peak_bandwidth": bw}, "cache_bytes": 32 * 2 ** 20,
-            "date": "2030-01-01"}
-    if reference_run:
-        meta["reference"] = True
-    return brrr.Result(name="conv kinds", records=records, meta=meta)
-
-
-def test_conv_measurements_above_the_roof():
-    run = _made_up({"standard": 1.5, "depthwise": 2.0}, {"standard": 1e-3, "depthwise": 1e-4})
-    p = prose.conv_measurements(run)
-    text = str(p)
-    assert p.facts["above_roof"] == ["standard", "depthwise"]
-    assert "The standard convolution measured 1.5 times" in text
-    assert "one NumPy (BLAS) matmul's, which PyTorch's convolutions beat" in text
-    assert "The depthwise convolution measured 2 times" in text and "one NumPy copy (a single thread)" in text
-    assert "cache, so part of the traffic can come from cache" in text
-    assert "still reached a larger share of its roof" in text
-
-
-def test_conv_measurements_comparable_saving_and_noise():
-    run = _made_up({"standard": 0.5, "depthwise": 0.5}, {"standard": 1.0, "depthwise": 0.004}, noisy=True)
-    text = str(prose.conv_measurements(run))
-    assert "did turn into a comparable saving in time" in text
-    assert "all of these timings were noisy" in text
-
-
-def test_conv_measurements_with_a_gpu_reference():
-    live = _made_up({k: 0.3 for k in intensity.KINDS}, {k: 1e-3 for k in intensity.KINDS})
-    ref = _made_up({"standard": 0.7, "pointwise": 0.5, "group": 0.4, "depthwise": 1.2},
-                   {"standard": 1e-4, "pointwise": 5e-5, "group": 5e-5, "depthwise": 3e-5},
-                   backend="cuda", name="NVIDIA H100 80GB HBM3", reference_run=True)
-    p = prose.conv_measurements(live, [ref])
-    ref_text = str(p).split("\n\n")[-1]
-    assert ref_text.startswith("On the reference NVIDIA H100 80GB HBM3 (measured 2030-01-01), "
-                               "against its spec-sheet roof")
-    assert "70%" in ref_text and "30%" in ref_text
-    assert "Its bytes arrived faster than the spec-sheet DRAM bandwidth" in ref_text
-    assert "No reference GPU run" not in str(p)
-    live_text = str(p).split("\n\n")[0]
-    assert "the standard convolution reached 30%" in live_text
-    assert "By the model, the depthwise convolution is memory-bound" in live_text
-
-
-def test_conv_measurements_all_compute_bound():
-    run = _made_up({"standard": 0.5, "pointwise": 0.4}, {"standard": 1e-3, "pointwise": 2e-4})
-    assert "By the model, all of them are compute-bound here." in str(prose.conv_measurements(run))
-    assert math.isfinite(prose.conv_facts(run)["kinds"]["standard"]["share"])
-
-
-@pytest.mark.parametrize("factor,saving", [(1.0, "comparable"), (1.9, "comparable"), (2.1, "smaller"), (50, "smaller")])
-def test_conv_saving_threshold(factor, saving):
-    """The depthwise layer's time against its share of the standard one's MACs: more than twice
-    that share is 'did not turn into the same saving'."""
-    macs = 1 / 256
-    run = _made_up({"standard": 0.5, "depthwise": 0.5}, {"standard": 1.0, "depthwise": factor * macs})
-    p = prose.conv_measurements(run)
-    assert p.facts["saving"] == saving
-    assert ("did not turn into the same saving in time" in str(p)) == (saving == "smaller")
-
-
-@pytest.mark.parametrize("backend", ["cpu", "cuda"])
-def test_conv_measurements_flat_times(backend):
-    """Four layers whose roofline times differ by far more than their measured times: the
-    text says a fixed cost set the times, and draws no conclusion about depthwise layers."""
-    run = _made_up({k: 0.01 for k in intensity.KINDS}, {"standard": 0.08, "pointwise": 0.07,
-                                                         "group": 0.07, "depthwise": 0.075}, backend=backend)
-    p = prose.conv_measurements(run)
-    text = str(p)
-    assert p.facts["flat"] and "saving" not in p.facts
-    assert "All 4 took between 70 ms and 80 ms per call" in text
-    assert "libraries optimise" not in text
-    assert "worker threads" not in text and "say little about the layers" in text   # no cause it did not measure
+def test_the_layers_and_the_worked_answers_come_from_the_counts_and_both_roofs():
+    layers = {"N": intensity.roofline_points(torch.nn.Sequential(torch.nn.Conv2d(8, 8, 1), torch.nn.Conv2d(8, 8, 3)),
+                                             (1, 8, 16, 16))}
+    value, left, pointwise = networks.layer_claims(layers, ROOF)
+    assert value.value == ROOF.ridge and pointwise.whole == (layers["N"]["kind"] == "pointwise").sum()
+    assert left.parts == {"left of it, memory-bound by the model": int((layers["N"]["intensity"] < 10).sum())}
+    here, ref = networks.roofs(DEV)
+    said = networks.ridge_answer(2048, DEV)
+    assert said.facts["batch"] == networks.ridge_rows(2048, 10) == math.ceil(20 * 2048 / (2048 - 40))
+    assert said.facts["reference_batch"] == networks.ridge_rows(2048, ref.ridge)
+    peaks, bandwidths = (c for c in said.claims if isinstance(c, Compare))
+    assert (peaks.value, peaks.base) == (ref.peak_flops, 1e13)
+    assert (bandwidths.value, bandwidths.base) == (ref.peak_bandwidth, 1e12)
+    (f, b), (f_less, b_less) = (networks.linear(said.facts["batch"] - k, 2048) for k in (0, 1))
+    assert f / b >= 10 > f_less / b_less   # the fewest rows at the ridge
+    with pytest.raises(ValueError, match="too small"):
+        networks.ridge_answer(32, DEV)
+    conv, sep = networks.conv_answer(256, 28, 3, DEV), networks.separable_answer(256, 28, 3, DEV)
+    regimes = [c for c in conv.claims if isinstance(c, Regime)]
+    assert [r.roof.name for r in regimes] == [here.name, ref.name] * 2
+    assert [(r.flops, r.nbytes) for r in regimes[::2]] == [networks.counted(k, 256, 28, 3)
+                                                           for k in ("standard", "depthwise")]
+    split = next(c for c in sep.claims if isinstance(c, Share))
+    assert sum(split.parts.values()) == pytest.approx(split.whole)
+    timing = SimpleNamespace(median=1e-5, iqr=1e-7)
+    bound, noisy = networks.ridge_claims(timing, 4, 2048, DEV)
+    assert bound.allowed == pytest.approx(float(here.time(*networks.linear(4, 2048)))) and noisy.outcome == "steady"
+    for c in conv.claims + sep.claims + said.claims + [value, left, pointwise, bound, noisy]:
+        c.check()

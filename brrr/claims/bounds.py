@@ -132,7 +132,7 @@ class Regime(Claim):
                     "a fixed cost per call (Chapter 3) or too little parallel work to hide latency (Chapter 2) can")
             return (f"{s} took {quantity(self.seconds, 's')}, {quantity(ratio, 'x')} the largest of its least "
                     f"times ({self._least()}): none of them explains it; {left}.")
-        alone = "" if self.call_cost is not None else " alone (no fixed cost of a call is known here)"
+        alone = "" if self.call_cost is not None else " alone"     # no fixed cost of a call known here
         return f"{s} is {self.regime} by the roofline{alone}: its least times are {self._least()}."
 
     def check(self):

@@ -1,5 +1,5 @@
-"""Chapter 6's measured figure: whole networks timed against what AI_c, DI and the per-layer
-roofline predict, and one network's time by kind of layer.
+"""Chapter 6's measured figure: whole networks timed, placed at AI_c and DI as the paper's Fig. 3
+places them, against what the byte-counted roofline predicts, and one network's time by kind of layer.
 
 Data in: the records of ``brrr.intensity_predict.measure_networks`` (network, ai_c, di,
 achieved_flops, seconds and the predicted ``*_seconds``) and of ``measure_layer_kinds``
@@ -11,8 +11,7 @@ from ._base import (REFERENCE_COLOR, _frame, _meta, _references, _style, _styled
                     reference_label)
 
 #: Predictions drawn in the middle panel: column, legend text, marker.
-PREDICTED = (("ai_c_seconds", "one kernel at AIc", "o"), ("di_seconds", "one kernel at DI", "s"),
-             ("conv_fc_seconds", "Conv + FC layers, each on the roof", "^"),
+PREDICTED = (("ai_c_seconds", "one kernel at AIc", "o"), ("conv_fc_seconds", "Conv + FC layers, each on the roof", "^"),
              ("all_layers_seconds", "every layer, each on the roof", "D"))
 
 
@@ -70,7 +69,7 @@ def _ratio_panel(ax, frame):
     import numpy as np
     x = np.arange(len(frame))
     for k, (col, words, marker) in enumerate(PREDICTED):
-        ax.scatter(x + (k - 1.5) * 0.12, frame["seconds"] / frame[col], marker=marker, s=30, zorder=3,
+        ax.scatter(x + (k - 1) * 0.15, frame["seconds"] / frame[col], marker=marker, s=30, zorder=3,
                    color=f"C{k}", label=words)
     ax.axhline(1, color="0.3", lw=0.9, ls="--")
     ax.set_yscale("log")
@@ -109,8 +108,8 @@ def _kinds_panel(ax, kinds):
 def network_predictions(result, kinds=None, reference=None, axes=None, title=None):
     """Up to three panels. Left: each network's measured throughput at its AI_c (filled) and
     its DI (hollow), under the live roofline drawn in MACs per element, as the paper's Fig. 3
-    places networks. Middle: measured time / predicted time for the four predictions
-    (:data:`PREDICTED`). Right (when ``kinds`` is given): for each profiled network, each kind
+    places networks (at DI the roof bounds nothing: DI is not a count of bytes). Middle: measured
+    time / predicted time for the byte-counted predictions (:data:`PREDICTED`). Right (when ``kinds`` is given): for each profiled network, each kind
     of layer's share of the FLOPs and of the measured time. ``reference`` runs (shipped GPU
     runs of the same experiment) add grey crosses to the left panel; None draws none."""
     import matplotlib.pyplot as plt

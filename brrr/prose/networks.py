@@ -1,22 +1,237 @@
-"""Chapter 6, the arithmetic intensity of real networks: sentences chosen by the numbers, gathered
-from :mod:`.networks_paper` (the paper's tables recomputed), :mod:`.networks_roofline` (layers on
-this device's roofline, the measured convolutions), :mod:`.networks_tables` (Table V, more rows of
-Table VIII, Sec. I's ranges), :mod:`.networks_energy` (Tables IV and IX, Eq. 6) and
-:mod:`.networks_predict` (AI_c and DI against measured times). Most numbers are computed from
-Jha, Mittal & Avancha (2020) and :mod:`brrr.models`, not measured.
-"""
+"""Chapter 6's claims: the layers against this device's ridge, the measured convolutions of Table III (which
+check Worked problems 1 and 3), whole networks against their least time, MobileNet-V2 by kind of layer, and the
+worked answers' templates. The paper's tables come out the same on every device: the notebook states them in
+Markdown, and ``tests/test_prose_networks.py`` recomputes every number it quotes."""
 from __future__ import annotations
 
-from .networks_paper import (CLOSE, NAMES, NEAR, ai_c_vs_di, convolution_kinds, reuse, table_viii,
-                             vgg16)
-from .networks_roofline import (FLAT_TIMES, MODEL_SPREAD, conv_facts, conv_measurements,
-                                layers_on_roofline)
-from .networks_energy import gpus, statistics
-from .networks_tables import added_networks, ranges, table_v
-from .networks_predict import bound_calls, layer_kinds, network_predictions, throughput_correlation
-from .words import ABOVE_ROOF
+import math
 
-__all__ = ["ABOVE_ROOF", "CLOSE", "FLAT_TIMES", "MODEL_SPREAD", "NAMES", "NEAR", "ai_c_vs_di", "conv_facts",
-           "conv_measurements", "convolution_kinds", "layers_on_roofline", "reuse", "table_viii", "vgg16",
-           "gpus", "statistics", "added_networks", "ranges", "table_v", "bound_calls", "layer_kinds",
-           "network_predictions", "throughput_correlation"]
+from ..claims import Bound, Compare, Noisy, Regime, Share, Value, fill
+from ..intensity_paper import conv_intensity
+from ..intensity_predict import least_bytes, least_seconds
+from ..roofline import Roofline, has_spec_sheet
+from ..specs import GPU_SPECS
+
+REFERENCE = "H100-SXM"   # the worked answers' reference GPU (brrr.specs), as in the earlier chapters
+KIND_NAMES = {"fc": "the fully-connected layers", "no MACs": "the layers that do no MACs"}
+
+
+def roofs(dev) -> tuple:
+    """``dev``'s float32 roofline (its spec sheet, or a CPU's measured peaks) and the reference GPU's."""
+    spec = GPU_SPECS[REFERENCE]
+    return (Roofline(peak_flops=dev.peak_flops("float32"), peak_bandwidth=dev.peak_bandwidth, name=dev.name),
+            Roofline(peak_flops=spec.fp32, peak_bandwidth=spec.bandwidth, name=spec.name))
+
+
+def _bound(run, subject: str, seconds: float, least: float, nbytes=None, name: str = "") -> Bound:
+    """``subject``'s time against its least time on ``run``'s roof, with what a point above it needs to say why."""
+    cache = run.meta.get("cache_bytes") or (run.meta.get("device") or {}).get("l2_bytes")
+    return Bound(subject, seconds, least, "the roofline", nbytes=nbytes, cache_bytes=cache,
+                 measured_roof=not has_spec_sheet(run.meta.get("device") or {}), name=name)
+
+
+def _noisiest(records, subject_of) -> list:
+    """A :class:`Noisy` claim about the noisiest of ``records`` that keep their IQR (none where none do)."""
+    r = max((r for r in records if r.get("iqr_seconds") is not None),
+            key=lambda r: r["iqr_seconds"] / r["seconds"], default=None)
+    return [] if r is None else [Noisy(subject_of(r), r["iqr_seconds"], r["seconds"])]
+
+
+def _above_roof(run, pairs, subject_of) -> list:
+    """A Bound, which says why, of the one of ``pairs`` ((record, least seconds)) furthest above its roof."""
+    above = [(r, t) for r, t in pairs if t > r["seconds"]]
+    r, t = max(above, key=lambda p: p[1] / p[0]["seconds"], default=(None, None))
+    return [] if r is None else [_bound(run, subject_of(r), r["seconds"], t, r.get("nbytes"), "above the roof")]
+
+
+# --- the layers of two networks on this device's roofline ------------------------------------------
+
+def layer_claims(layers: dict, roof) -> list:
+    """``roof``'s ridge, and how many Conv and FC layers of each network (``layers``:
+    :func:`brrr.intensity.network_layers`), and how many pointwise ones, lie left of it."""
+    def left(table, of, name, where="left of it, memory-bound by the model"):
+        k = int((table["intensity"] < roof.ridge).sum())
+        return Share(len(table), {where: k}, of, unit="count", verb="lies" if k == 1 else "lie", name=name)
+    out = [Value(roof.ridge, "FLOP/byte", subject=f"the {roof.name}'s float32 ridge", verb="sits at", name="ridge")]
+    out += [left(table, f"Conv and FC layers of {net}", f"{net} left") for net, table in layers.items()]
+    pointwise = {net: t[t["kind"] == "pointwise"] for net, t in layers.items()}
+    return out + [left(t, f"pointwise layers of {net}", f"{net} pointwise left", "left of it")
+                  for net, t in pointwise.items() if len(t)]
+
+
+# --- Worked problem 1 and the measured convolutions of Table III ----------------------------------------
+
+CONVS = """`standard {k}x{k}` does {std_flops} on {std_bytes}, {std_ai}. {std_here}
+
+`depthwise {k}x{k}` does {dw_flops} on {dw_bytes}, {dw_ai}. {dw_here}
+
+{std_ref} {dw_ref} The next section times both, with the fixed cost of a call where its run measured it."""
+
+
+def counted(kind: str, M: int, S_o: int, S_k: int) -> tuple:
+    """(FLOPs, bytes) of a float32 convolution of Table II, M channels in and out, batch 1: weights, input
+    and output once each."""
+    c = conv_intensity(kind, M, M, S_o, S_k)
+    return 2 * c.macs, 4 * (c.weights + c.activations)
+
+
+def _op_slots(key: str, op: tuple, here, ref, named: str) -> dict:
+    flops, nbytes = op
+    return {f"{key}_flops": Value(flops, "FLOP"), f"{key}_bytes": Value(nbytes, "B"),
+            f"{key}_ai": Value(flops / nbytes, "FLOP/byte"), f"{key}_here": Regime("here it", flops, nbytes, here),
+            f"{key}_ref": Regime(f"on the reference {ref.name}, {named}", flops, nbytes, ref)}
+
+
+def conv_answer(M: int, S_o: int, S_k: int, dev):
+    """Worked problem 1: a standard and a depthwise convolution's regimes and least times, here and on the
+    reference GPU."""
+    here, ref = roofs(dev)
+    return fill(CONVS, k=S_k, **_op_slots("std", counted("standard", M, S_o, S_k), here, ref, "the standard one"),
+                **_op_slots("dw", counted("depthwise", M, S_o, S_k), here, ref, "the depthwise one"))
+
+
+def conv_claims(run) -> list:
+    """The standard and the depthwise convolution of ``run`` (:func:`brrr.intensity.measure_convs`) against
+    their least times (the fixed cost of a call among them where the run measured it), one time against
+    the other, the kind furthest above its roof where one is, and the noisiest samples."""
+    roof, kinds = Roofline.from_dict(run.meta["roof"]), {r["kind"]: r for r in run.records}
+    out = [Regime(f"the {k} convolution", kinds[k]["flops"], kinds[k]["nbytes"], roof, run.meta.get("call_seconds"),
+                  kinds[k]["seconds"], name=f"{k} convolution") for k in ("standard", "depthwise") if k in kinds]
+    if {"standard", "depthwise"} <= set(kinds):
+        out.append(Compare("the depthwise convolution", kinds["depthwise"]["seconds"], "the standard one",
+                           kinds["standard"]["seconds"], name="depthwise against standard"))
+    pairs = [(r, float(roof.time(r["flops"], r["nbytes"]))) for r in run.records]
+    return out + _above_roof(run, pairs, _conv) + _noisiest(run.records, _conv)
+
+
+def _conv(record) -> str:
+    return f"the {record['kind']} convolution"
+
+
+# --- Worked problem 2: the batch at which a linear layer reaches the ridge ----------------------------------
+
+RIDGE = """On B rows, `x @ W` does 2Bn² FLOPs and moves 4(2Bn + n²) bytes, the weights once: about B/2 FLOP/byte
+while B is much smaller than n, so it reaches this device's ridge of {ridge} from **B = {batch}**, with {flops} on
+{nbytes}. {regime} That is a least time, not the time to expect: the roofline bounds the speed from above, and at
+the ridge a kernel would need the full bandwidth and the full arithmetic rate at once, which real kernels seldom
+reach (the check below times it).
+
+On the reference {ref}, whose ridge is {ref_ridge}, the fewest rows that reach it are {ref_batch}: a ridge is the
+peak FLOP/s over the peak bandwidth, and either can move it. {peaks} {bandwidths}"""
+
+
+def linear(rows: int, n: int) -> tuple:
+    """(FLOPs, bytes) of ``x @ W`` in float32 with W n x n on ``rows`` rows: x, W and the output once each."""
+    return 2 * rows * n * n, 4 * (2 * rows * n + n * n)
+
+
+def ridge_rows(n: int, ridge: float):
+    """The fewest rows from which ``x @ W`` (W n x n, float32) reaches ``ridge``: 2Bn² / (4(2Bn + n²)) >= ridge,
+    so B >= 2 ridge n / (n - 4 ridge); None where no batch does (n <= 4 ridge)."""
+    return math.ceil(2 * ridge * n / (n - 4 * ridge)) if n > 4 * ridge else None
+
+
+def ridge_answer(n: int, dev):
+    """Worked problem 2: the batch at which ``x @ W`` reaches the ridge, its least time there, and on the
+    reference GPU the batch and the two peaks that make its ridge. ``facts['batch']``: the batch."""
+    here, ref = roofs(dev)
+    b, b_ref = ridge_rows(n, here.ridge), ridge_rows(n, ref.ridge)
+    if b is None:
+        raise ValueError(f"n = {n} is too small: x @ W never reaches this ridge (take n > {4 * here.ridge:.0f})")
+    flops, nbytes = linear(b, n)
+    said = fill(RIDGE, ridge=Value(here.ridge, "FLOP/byte"), batch=Value(b, "count"), flops=Value(flops, "FLOP"),
+                nbytes=Value(nbytes, "B"), regime=Regime("there the layer", flops, nbytes, here), ref=ref.name,
+                ref_ridge=Value(ref.ridge, "FLOP/byte"),
+                ref_batch=Value(b_ref, "count") if b_ref else "none at this n",
+                peaks=Compare(f"the {ref.name}'s float32 peak", ref.peak_flops, "this device's", here.peak_flops,
+                              unit="FLOP/s"),
+                bandwidths=Compare("its bandwidth", ref.peak_bandwidth, "this device's", here.peak_bandwidth,
+                                   unit="B/s"))
+    said.facts.update(batch=b, reference_batch=b_ref)
+    return said
+
+
+def ridge_claims(timing, rows: int, n: int, dev) -> list:
+    """The timed ``x @ W`` on ``rows`` rows (a :class:`brrr.Timing`) against its least time, and its noise."""
+    flops, nbytes = linear(rows, n)
+    subject = f"`x @ W` on {rows} rows"
+    return [Bound(subject, timing.median, float(roofs(dev)[0].time(flops, nbytes)), "the roofline", nbytes=nbytes,
+                  cache_bytes=dev.l2_bytes, measured_roof=not dev.on_gpu, name="x @ W"),
+            Noisy(subject, timing.iqr, timing.median)]
+
+
+# --- Worked problem 3: a depthwise-separable convolution -------------------------------------------------
+
+SEPARABLE = """`pointwise 1x1` does {pw_flops} on {pw_bytes}, {pw_ai}. {pw_here} {pw_ref}
+
+The pair does {flop_ratio} fewer FLOPs than the standard {k}x{k} convolution, but by the roofline it is only
+**{speedup} faster** here, {pair} against {std}. {split} {flop_split}
+
+On the reference {ref} it is {ref_speedup} faster. {ref_split}"""
+
+
+def separable_answer(M: int, S_o: int, S_k: int, dev):
+    """Worked problem 3: the pointwise convolution's regime, and the depthwise-pointwise pair against the
+    standard convolution by FLOPs and by the roofline: the speed-up and how each half shares the time."""
+    here, ref = roofs(dev)
+    std, dw, pw = (counted(kind, M, S_o, k) for kind, k in (("standard", S_k), ("depthwise", S_k), ("pointwise", 1)))
+
+    t, t_ref = ([float(roof.time(*op)) for op in (std, dw, pw)] for roof in (here, ref))
+
+    def split(t):
+        return Share(t[1] + t[2], {"the depthwise half": t[1], "the pointwise half": t[2]}, "of the pair's least time")
+    return fill(SEPARABLE, k=S_k, ref=ref.name, **_op_slots("pw", pw, here, ref, "it"),
+                flop_ratio=Value(std[0] / (dw[0] + pw[0]), "x"), speedup=Value(t[0] / (t[1] + t[2]), "x"),
+                pair=Value(t[1] + t[2], "s"), std=Value(t[0], "s"), split=split(t),
+                flop_split=Share(dw[0] + pw[0], {"the depthwise half": dw[0]}, "of the pair", unit="FLOP"),
+                ref_speedup=Value(t_ref[0] / (t_ref[1] + t_ref[2]), "x"), ref_split=split(t_ref))
+
+
+def separable_claims(run) -> list:
+    """The measured depthwise-pointwise pair of ``run`` (:func:`brrr.intensity.measure_convs`) against the
+    standard convolution and against its least time, and how its two halves shared the time."""
+    roof, kinds = Roofline.from_dict(run.meta["roof"]), {r["kind"]: r for r in run.records}
+    std, dw, pw = (kinds[k] for k in ("standard", "depthwise", "pointwise"))
+    pair = dw["seconds"] + pw["seconds"]
+    least = sum(float(roof.time(r["flops"], r["nbytes"])) for r in (dw, pw))
+    return [Compare("the pair", pair, "the standard convolution", std["seconds"], name="pair against standard"),
+            _bound(run, "the pair", pair, least, dw["nbytes"] + pw["nbytes"], "pair"),
+            Share(pair, {"the depthwise half": dw["seconds"], "the pointwise half": pw["seconds"]},
+                  "of the pair's measured time")]
+
+
+# --- whole networks, and MobileNet-V2 by kind of layer ------------------------------------------------------
+
+def network_claims(run) -> list:
+    """The network nearest its least time (:func:`brrr.intensity_predict.least_seconds`) and the one farthest
+    from it, whether a bound explains each (a network pays the fixed cost of a call once per operator, so
+    no one call's cost bounds it), the nearest one's time against the fixed cost of its operator calls where
+    the run counted them, the network furthest above its roof where one is, and the noisiest samples."""
+    roof, call = Roofline.from_dict(run.meta["roof"]), run.meta.get("call_seconds")
+    pairs = sorted(((r, least_seconds(r, roof)) for r in run.records), key=lambda p: p[1] / p[0]["seconds"])
+    ends = [pairs[-1][0]] + ([pairs[0][0]] if len(pairs) > 1 else [])
+    out = [Regime(r["network"], r["flops"], least_bytes(r), roof, seconds=r["seconds"], name=which)
+           for which, r in zip(("nearest its least time", "farthest from it"), ends)]
+    near = ends[0]
+    if call and near.get("operators"):
+        out.append(Compare(f"{near['network']}'s forward pass", near["seconds"],
+                           f"the fixed cost of its {near['operators']} operator calls", near["operators"] * call,
+                           name="forward pass against its calls"))
+    return out + _above_roof(run, pairs, lambda r: r["network"]) + _noisiest(run.records, lambda r: r["network"])
+
+
+def kind_claims(run) -> list:
+    """For the first network of ``run`` (:func:`brrr.intensity_predict.measure_layer_kinds`): the two kinds
+    of layer with the most time, the two with the most FLOPs, and its layers that do no MACs against the
+    least time of their bytes."""
+    net = run.records[0]["network"]
+    rows = [r for r in run.records if r["network"] == net]
+
+    def top(key):
+        ranked = sorted(rows, key=lambda r: -r[key])[:2]   # a Share's parts sorted: a notebook sorts a dict's keys
+        return dict(sorted((KIND_NAMES.get(r["kind"], f"the {r['kind']} convolutions"), r[key]) for r in ranked))
+    return ([Share(sum(r["seconds"] for r in rows), top("seconds"), f"of {net}'s profiled operator time", name="time"),
+             Share(sum(r["flops"] for r in rows), top("flops"), f"of {net}", unit="FLOP", name="FLOPs")]
+            + [_bound(run, f"{net}'s layers that do no MACs", r["seconds"], r["roofline_seconds"], r["nbytes"],
+                      "no MACs")
+               for r in rows if r["kind"] == "no MACs" and r["roofline_seconds"] > 0])
