@@ -70,6 +70,13 @@ def test_a_bound_states_its_share_and_always_says_why_above_the_roof(measured, r
         assert reason[0] == (cache == 1e12) and reason[1] == (cache != 1e12 and cpu)
 
 
+@given(rate=positive, r=ratio)
+def test_a_bound_on_a_rate_states_its_share(rate, r):
+    claim = c.Bound("the copy", rate, rate / r, "the roof", unit="B/s")
+    claim.check()
+    c.agrees(claim.text().split(" reached ", 1)[1], r)
+
+
 @given(rate=positive, peak=positive)
 def test_mfu_always_names_its_peak(rate, peak):
     claim = c.Bound("the layer", rate, peak, "the FP32 peak", unit="FLOP/s", mfu=True)

@@ -65,7 +65,7 @@ class Bound(Claim):
 
     def check(self):
         said = self.text()
-        agrees(said.split(f"{cap(self.subject)} ", 1)[1].split(" ", 2)[2], self.share)
+        agrees(said.split(f"{cap(self.subject)} ", 1)[1], self.share)   # the share is the first number said
         if (self.outcome == "above") != ("above the roof" in said):
             raise ClaimError(f"a share of {self.share} flagged wrongly: {said!r}")
         if self.mfu and f"of {quantity(self.allowed, self.unit)}" not in said:
