@@ -76,6 +76,17 @@ FUSED_OPS = {
     "ffma": ("x = fma(x, c, d)", 2, 0.5, 0.5),
 }
 CHAIN_OPS = {**OPS, **FUSED_OPS}
+# The share of an FP32 peak, which counts a fused multiply-add instruction as two FLOPs, that a chain
+# of each op can reach: one FLOP per instruction for 'mul' and 'add', two instructions per link for
+# 'fma', one FFMA for 'ffma'. ('cos' is many instructions per FLOP counted: no share is known.)
+PEAK_SHARE = {"mul": 0.5, "add": 0.5, "fma": 0.5, "ffma": 1.0}
+
+
+def chain_knee(ridge: float, itemsize: int, op: str = "mul") -> float:
+    """The repeat count at which a fused chain of ``op`` on elements of ``itemsize`` bytes (read once,
+    written once) has arithmetic that takes as long as its bytes: at its op's share of a peak whose
+    ridge is ``ridge`` FLOP/byte, ``ridge x PEAK_SHARE[op] x 2 x itemsize / FLOPs per link``."""
+    return ridge * PEAK_SHARE[op] * 2 * itemsize / CHAIN_OPS[op][1]
 
 NAMES = tuple(KERNELS) + ("chain",)
 
