@@ -28,7 +28,8 @@ def bandwidth_claims(run) -> list:
              and roof.with_ceilings(overhead=fast["seconds"]).regime(0, r["nbytes"]) == OVERHEAD][-1:]
     for r in fixed:
         claims += [Regime(_copy(r), 0, r["nbytes"], roof, fast["seconds"], r["seconds"], name="smallest copies"),
-                   Compare(_copy(r), r["seconds"], f"the fastest, {_copy(fast)}", fast["seconds"], name="fixed cost")]
+                   Compare(f"{_copy(r)}, {Value(r['nbytes'] / fast['nbytes'], 'x').text()} the bytes of {_copy(fast)},",
+                           r["seconds"], "that copy", fast["seconds"], name="fixed cost")]
     if best["working_set"] <= llc < last["working_set"] and best["seconds"] > fast["seconds"]:
         claims.append(Compare(f"{_copy(best)}, net of the fastest copy's time,", best["nbytes"] / (best["seconds"] -
                               fast["seconds"]), f"the rate of {_copy(last)}", last["gbps"] * 1e9, "B/s", name="net"))
@@ -49,7 +50,7 @@ def latency_claims(run) -> list:
     claims += [Bound(who, r["gbps"] * 1e9, roof, f"the {kind} DRAM bandwidth", "B/s", nbytes=r["nbytes"],
                      cache_bytes=dev.get("l2_bytes"), measured_roof=cpu, name=name)
                for who, r, name in ((worker, one, "one worker"), (f"the best, {best['parallelism']:,} {unit},", best,
-                                                                   "best")) if roof]
+                                                                   "best"))[:1 + (best is not one)] if roof]
     if roof and (latency := (run.meta.get("latency") or {}).get("seconds_per_load")):
         claims += [Value(latency, "s", "each load of the pointer chase", name="latency"),
                    Compare("what the roof needs in loads in flight", roof / 2 * latency, f"what {worker} kept",
@@ -117,8 +118,7 @@ def pointwise_claims(run) -> list:
                              Compare(f"the `{r['dtype']}` op", r["seconds"], f"its bytes' share "
                                      f"({Value(r['nbytes'] / f32['nbytes'], '%').text()}) of `float32`'s time",
                                      f32["seconds"] * r["nbytes"] / f32["nbytes"], name=r["dtype"]) for r in others]
-    old = not cpu and "pointwise_one" not in run.meta
-    return claims + gone + ([Cause(OLD_ONE, claims[0], ("below",))] if old else [])
+    return claims + gone + [Cause(OLD_ONE, claims[0], ("below",))] * (not cpu and "pointwise_one" not in run.meta)
 
 
 def matmul_claims(run) -> list:
