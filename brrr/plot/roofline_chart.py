@@ -149,8 +149,9 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
 
     labelled = set()   # the rates a roof drawn before has labelled: a reference's same rate is not labelled again
 
-    def draw(r, style, color, tag, spec, thin_source="", below=False):
-        """``below``: the bandwidth's label under its line (a reference's, so it does not overprint the page's)."""
+    def draw(r, style, color, tag, spec, thin_source="", below=None):
+        """``below``: the bandwidth's label under its line, that far along it (a reference's: the ``below``-th
+        of them, so that no two labels overprint)."""
         main_c = _main_label(r.compute_ceilings, r.peak_flops, "peak")
         main_c = _ceiling_name(main_c, spec, info)
         main_m = _main_label(r.memory_ceilings, r.peak_bandwidth, "bandwidth")
@@ -195,8 +196,8 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
             ax.annotate(f"{main_c} {format_rate(r.peak_flops)}", (x_text, r.peak_flops / scale),
                         fontsize=8.5, color=color, ha="right" if spec else "left", va="bottom",
                         xytext=(-2 if spec else 2, 2), textcoords="offset points", fontweight="bold")
-        x0 = along(r, 0.6 if spec else 0.35)
-        under = below or not spec
+        under = below is not None or not spec
+        x0 = along(r, 0.45 - 0.15 * below if below is not None else 0.6 if spec else 0.35)
         ax.annotate(f"{main_m} {format_rate(r.peak_bandwidth, 'B/s')}", (x0, x0 * r.peak_bandwidth / scale),
                     fontsize=8.5, color=color, fontweight="bold", textcoords="offset points",
                     ha="left" if under else "right", va="top" if under else "bottom",
@@ -217,8 +218,8 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
         else:
             tag = "spec sheet" + (f" ({roof.name})" if roof.name and roof.name != info.get("name") else "")
         draw(roof, "-", SPEC_COLOR, tag, spec=True, thin_source=_cpu_fp64_source(roof, info) if cpu_peaks else "")
-    for run, r in zip(refs, ref_roofs):
-        draw(r, "-", REFERENCE_COLOR, f"{r.name} ({reference_label(run).split(', ', 1)[1]})", spec=True, below=True)
+    for j, (run, r) in enumerate(zip(refs, ref_roofs)):
+        draw(r, "-", REFERENCE_COLOR, f"{r.name} ({reference_label(run).split(', ', 1)[1]})", spec=True, below=j % 3)
     if measured is not None:
         ref = measured_result is not None and _is_reference(measured_result)
         draw(measured, "--", REFERENCE_COLOR if ref else MEASURED_COLOR,
