@@ -15,7 +15,7 @@ from .results import Result
 from . import specs
 
 _LAZY = {"kernels", "experiments", "plot", "widgets", "intensity", "models", "profiler", "transformer", "cli",
-         "grade", "book", "prose", "reference", "progress", "results", "anchors"}
+         "grade", "book", "prose", "claims", "reference", "progress", "results", "anchors"}
 
 
 def __getattr__(name):

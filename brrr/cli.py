@@ -152,7 +152,7 @@ def cmd_roofline(args) -> int:
     print(f"measured roof  {measured.peak_flops / 1e12:.4g} TFLOP/s, {measured.peak_bandwidth / 1e9:.4g} GB/s, "
           f"ridge {measured.ridge:.3g} FLOP/byte")
     from .prose.bandwidth import against_peaks
-    print(f"               = {against_peaks(measured, spec, cpu=not dev.on_gpu)}")
+    print(f"               {against_peaks(measured, spec, cpu=not dev.on_gpu)}")
     for rec in result.records:
         rate = (f"{rec['gbps']:.4g} GB/s" if rec["kind"] == "bandwidth"
                 else f"{rec['gflops']:.4g} GFLOP/s")

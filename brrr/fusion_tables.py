@@ -152,7 +152,10 @@ def cos_cases(result):
     Result (same meta) with one record per case ('cos', 'cos().cos(), fused', 'cos().cos(),
     unfused'): 'time per call' and 'roofline time' (seconds), 'share of roofline speed' (roofline
     time / time per call: 1 is as fast as the roofline allows) and 'roofline regime (cos = 1 FLOP)',
-    the regime the roofline predicts from a count that takes a cos for one FLOP."""
+    the regime the roofline predicts from a count that takes a cos for one FLOP. None for a
+    ``result`` of None (a replayed set without the run)."""
+    if result is None:
+        return None
     frame = _frame(result)
     rows = []
     for k, variant, case in ((1, "fused", "cos"), (2, "fused", "cos().cos(), fused"),

@@ -89,6 +89,13 @@ def peak_share(op: str = "mul", backend: str = "cuda") -> float:
     instructions = INSTRUCTIONS[op] + (op == "ffma" and backend != "cuda")
     return CHAIN_OPS[op][1] / (2 * instructions)
 
+
+def chain_knee(ridge: float, itemsize: int, op: str = "mul", backend: str = "cuda") -> float:
+    """The repeat count at which a fused chain of ``op`` on elements of ``itemsize`` bytes (read once,
+    written once) has arithmetic that takes as long as its bytes: at its op's share of a peak whose
+    ridge is ``ridge`` FLOP/byte (:func:`peak_share`), ``ridge x share x 2 x itemsize / FLOPs per link``."""
+    return ridge * peak_share(op, backend) * 2 * itemsize / CHAIN_OPS[op][1]
+
 NAMES = tuple(KERNELS) + ("chain",)
 
 # The Numba chain works on blocks of NUMBA_BLOCK elements (8 or 16 KiB: they stay in L1)

@@ -230,14 +230,15 @@ def test_a_gpu_without_cupy_gives_an_empty_result_that_says_why(monkeypatch):
     import matplotlib
     matplotlib.use("Agg")
     from brrr.plot.latency import bandwidth_vs_parallelism as draw
-    from brrr.prose.latency import latency_bound
+    from brrr.claims import say
+    from brrr.prose.bandwidth import latency_claims
 
     class TorchOnlyGpu:
         on_gpu, array_library, name = True, "torch", "a GPU without CuPy"
     monkeypatch.setattr(L, "live_device", lambda: TorchOnlyGpu())
     result = L.bandwidth_vs_parallelism()
     assert result.records == [] and "CuPy is not installed" in result.meta["unavailable"]
-    text = str(latency_bound(result))
-    assert text.startswith("The sweep did not run here: the GPU sweep launches a CuPy kernel")
+    said = say(latency_claims, result)
+    assert said.facts == {} and "CuPy is not installed" in said.text   # the Missing claim says why
     fig = draw(result)
     assert "CuPy is not installed" in " ".join(t.get_text() for t in fig.axes[0].texts)

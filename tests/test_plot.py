@@ -48,7 +48,7 @@ def repeat_result():
             recs.append({"variant": variant, "repeat": r, "n": 2 ** 20, "flops": r * 2 ** 20,
                          "nbytes": 8 * passes * 2 ** 20, "seconds": seconds})
     meta = {"device": CPU, "n": 2 ** 20, "dtype": "float32", "predicted_knee": 42.0,
-            "measured_knee": 16.0, "notes": []}
+            "roof": {"peak_flops": 10.5e10, "peak_bandwidth": 2e10}, "measured_knee": 16.0, "notes": []}
     return Result("pointwise_repeat_sweep", recs, meta)
 
 
@@ -169,11 +169,12 @@ def test_repeat_sweep_panels_and_knees(tmp_path):
         assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
         xs = [line.get_xdata()[0] for line in ax.lines if len(line.get_xdata()) == 2
               and line.get_xdata()[0] == line.get_xdata()[1]]
-        assert 42.0 in xs and 16.0 in xs                     # predicted and measured knee
+        assert 21.0 in xs and 16.0 in xs     # the multiplication roof's knee (ridge 5.25 x 4) and the measured one
     assert "GB/s" in fig.axes[2].get_ylabel() and "FLOP/s" in fig.axes[1].get_ylabel()
     assert "(measured on CPU)" in fig._suptitle.get_text()
     labels = [t.get_text() for t in fig.axes[3].get_legend().get_texts()]
-    assert labels[:2] == ["fused", "eager"] and any("roofline knee" in t for t in labels)
+    assert labels[:2] == ["fused", "eager"] and any("knee, multiplication roof (21)" in t for t in labels)
+    assert "multiplication roof, half the FP32 peak (52.5 GFLOP/s)" in [" ".join(t.split()) for t in labels]
     back = Result.load(res.to_json(str(tmp_path / "p.json")))
     assert line_data(plot.repeat_sweep(back)) == line_data(fig)
 

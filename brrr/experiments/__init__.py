@@ -15,7 +15,7 @@ from .overhead import (time_vs_size, fit_overhead, python_ops_per_second, async_
                        fit_overheads, fit_table, call_overhead, call_table, batch_table)
 from .bandwidth import bandwidth_vs_size
 from .matmul import matmul_vs_size
-from .roofline import measure_roofline, measured_roofline
+from .roofline import measure_roofline, measured_roofline, timed_at
 from .pointwise import pointwise_repeat_sweep, predicted_knee, measured_knee
 from .fusion import (fusion_speedup, speedups, speedup_lines, predicted_speedup, chain_traffic,
                      crossover_k, epilogue_fusion, cos_cases, epilogue_traffic, generated_kernels, time_lines)

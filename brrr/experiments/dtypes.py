@@ -204,7 +204,9 @@ def dtype_roofline(dtypes=DTYPES, n: Optional[int] = None, elements: Optional[in
     peak_flops (this type's roof, None where none is known; see :func:`roof_for`),
     peak_source, and skipped ('' where it ran, else why not). Meta: n, elements,
     peak_bandwidth (bytes/s), bandwidth_source, native (what the CPU has for 16-bit math,
-    see :func:`native_low_precision`), quick.
+    see :func:`native_low_precision`), quick, and how the record was made: data (the matmuls'
+    inputs), int8_b (the int8 matmul's second matrix) and pointwise_one (the pointwise op's
+    constant, a CPU scalar; records without these were made by earlier code).
     """
     dtypes = [check_dtype(d) for d in dtypes]
     if not dtypes:
@@ -225,5 +227,5 @@ def dtype_roofline(dtypes=DTYPES, n: Optional[int] = None, elements: Optional[in
         progress=progress, command=f"brrr.experiments.dtype_roofline(dtypes={tuple(dtypes)})",
         n=n, elements=elements, peak_bandwidth=dev.peak_bandwidth,
         bandwidth_source=dev.source, native=native_low_precision() if not dev.on_gpu else {},
-        quick=config.quick_mode(), data=DATA, int8_b="column-major")
+        quick=config.quick_mode(), data=DATA, int8_b="column-major", pointwise_one="a CPU scalar")
     return result

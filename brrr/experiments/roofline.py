@@ -148,6 +148,15 @@ def _roofs(records) -> dict:
     return out
 
 
+def timed_at(result, op: str, size: int, library: str):
+    """The record of ``op`` on ``size`` elements (a matmul: n) by ``library`` in float32 on general
+    math in a :func:`measure_roofline` result, so a worked problem of that size need not time it
+    again; None where the result has none, or is None (a replayed set without it)."""
+    records = result.records if result is not None else []
+    return next((r for r in records if r["op"] == op and r["size"] == size and r["library"] == library
+                 and r["dtype"] == "float32" and not r.get("tensor_cores")), None)
+
+
 def measured_roofline(result) -> Roofline:
     """The :class:`brrr.Roofline` of a :func:`measure_roofline` result (measured, not spec):
     :meth:`brrr.Roofline.from_measurements`."""

@@ -59,6 +59,10 @@ def _label(ax, pts, op, dtype, scale, color):
     column = sorted(((yy, d) for (o, d), (xx, yy) in pts.items()
                      if o == op and d != "float32" and abs(math.log(xx / x)) < 0.05), reverse=True)
     top, rank = column[0][0], [d for _, d in column].index(dtype)
+    if op == "pointwise":   # above the column: the next narrower type's marker sits just right of it
+        ax.annotate(SHORT.get(dtype, dtype), (x, top / scale), fontsize=7, color=color, ha="center", va="bottom",
+                    xytext=(0, 7 + LINE * (len(column) - 1 - rank)), textcoords="offset points")
+        return
     ax.annotate(SHORT.get(dtype, dtype), (x, top / scale), fontsize=7, color=color, xytext=(8, 3 - LINE * rank),
                 textcoords="offset points", ha="left", va="center")
 
@@ -142,7 +146,9 @@ def dtype_roofline(result, reference=None, ax=None, title=None):
     shown = {r["dtype"] for r in result.records if _ran(r)}
     handles += [Line2D([], [], marker="s", linestyle="none", color=c, markersize=7)
                 for d, c in DTYPE_COLORS.items() if d in shown]
-    labels += [d for d in DTYPE_COLORS if d in shown]
+    unroofed = {r["dtype"] for r in result.records if _ran(r) and not r.get("peak_flops")}
+    labels += [d + (" (integer op/s, no roof drawn)" if d == "int8" and d in unroofed else "")
+               for d in DTYPE_COLORS if d in shown]
     handles += [Line2D([], [], marker=m, linestyle="none", color="0.4", markerfacecolor="none", markersize=7)
                 for m in OP_MARKERS.values()]
     labels += [f"{op} {'(n x n)' if op == 'matmul' else '(y = 1 + 2x)'}" for op in OP_MARKERS]

@@ -80,7 +80,8 @@ def _point_label(rec: dict) -> str:
         return f"matmul n={n}" + (f" {dtype}" if dtype else "")
     if rec.get("variant"):
         return f"{rec['variant']} x{rec.get('repeat')}"
-    return f"{op} {format_bytes(rec['nbytes'])}".strip()
+    library = f" ({rec['library']})" if rec.get("library") else ""   # which library ran it
+    return f"{op} {format_bytes(rec['nbytes'])}{library}".strip()
 
 
 @_styled
@@ -146,8 +147,13 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
         """An intensity a given fraction of the way (log scale) from the left edge to r's ridge."""
         return xlim[0] * (r.ridge / xlim[0]) ** fraction
 
-    def draw(r, style, color, tag, spec, thin_source=""):
+    labelled = set()   # the rates a roof drawn before has labelled: a reference's same rate is not labelled again
+
+    def draw(r, style, color, tag, spec, thin_source="", below=None):
+        """``below``: the bandwidth's label under its line, that far along it (a reference's: the ``below``-th
+        of them, so that no two labels overprint)."""
         main_c = _main_label(r.compute_ceilings, r.peak_flops, "peak")
+        main_c = _ceiling_name(main_c, spec, info)
         main_m = _main_label(r.memory_ceilings, r.peak_bandwidth, "bandwidth")
         ax.plot(ai, r.attainable(ai) / scale, linestyle=style, color=color, linewidth=2,
                 label=f"{tag}: {main_c} {format_rate(r.peak_flops)}, {main_m} "
@@ -165,7 +171,10 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
             bandwidth = r.peak_bandwidth if value < r.peak_flops else widest
             y = np.minimum(value, ai * bandwidth)
             ax.plot(ai, y / scale, linestyle=style, color=color, linewidth=0.8, alpha=0.6)
-            text = f"{label} {format_rate(value)}"
+            if value in labelled:
+                continue
+            labelled.add(value)
+            text = f"{_ceiling_name(label, spec, info)} {format_rate(value)}"
             if spec:   # at the right edge, or, where points crowd it there, left of the ceiling's knee
                 x_text, dx = ceiling_label_x(text, value, value / bandwidth, xlim, ax.get_ylim(), scale, every)
             else:
@@ -182,14 +191,17 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
                     linewidth=0.8, alpha=0.6,
                     label=None if k else f"its other kernels' bandwidths (thin lines, top down): {names}")
         x_text = xlim[1] if spec else r.ridge * 1.3
-        ax.annotate(f"{main_c} {format_rate(r.peak_flops)}", (x_text, r.peak_flops / scale),
-                    fontsize=8.5, color=color, ha="right" if spec else "left", va="bottom",
-                    xytext=(-2 if spec else 2, 2), textcoords="offset points", fontweight="bold")
-        x0 = along(r, 0.6 if spec else 0.35)
+        if r.peak_flops not in labelled:
+            labelled.add(r.peak_flops)
+            ax.annotate(f"{main_c} {format_rate(r.peak_flops)}", (x_text, r.peak_flops / scale),
+                        fontsize=8.5, color=color, ha="right" if spec else "left", va="bottom",
+                        xytext=(-2 if spec else 2, 2), textcoords="offset points", fontweight="bold")
+        under = below is not None or not spec
+        x0 = along(r, 0.45 - 0.15 * below if below is not None else 0.6 if spec else 0.35)
         ax.annotate(f"{main_m} {format_rate(r.peak_bandwidth, 'B/s')}", (x0, x0 * r.peak_bandwidth / scale),
                     fontsize=8.5, color=color, fontweight="bold", textcoords="offset points",
-                    ha="right" if spec else "left", va="bottom" if spec else "top",
-                    xytext=(-4, 4) if spec else (6, -4))
+                    ha="left" if under else "right", va="top" if under else "bottom",
+                    xytext=(6, -4) if under else (-4, 4))
         ax.plot([r.ridge, r.ridge], [bottom / scale, r.peak_flops / scale], color=color, linestyle=":",
                 linewidth=1)
         ax.annotate(f"ridge {r.ridge:.3g} FLOP/byte", (r.ridge, bottom / scale), fontsize=8, color=color,
@@ -206,8 +218,8 @@ def roofline(roof, points=None, measured=None, ax=None, title=None, device=None,
         else:
             tag = "spec sheet" + (f" ({roof.name})" if roof.name and roof.name != info.get("name") else "")
         draw(roof, "-", SPEC_COLOR, tag, spec=True, thin_source=_cpu_fp64_source(roof, info) if cpu_peaks else "")
-    for run, r in zip(refs, ref_roofs):
-        draw(r, "-", REFERENCE_COLOR, f"{r.name} ({reference_label(run).split(', ', 1)[1]})", spec=True)
+    for j, (run, r) in enumerate(zip(refs, ref_roofs)):
+        draw(r, "-", REFERENCE_COLOR, f"{r.name} ({reference_label(run).split(', ', 1)[1]})", spec=True, below=j % 3)
     if measured is not None:
         ref = measured_result is not None and _is_reference(measured_result)
         draw(measured, "--", REFERENCE_COLOR if ref else MEASURED_COLOR,
@@ -265,6 +277,12 @@ def ceiling_label_x(text: str, value: float, knee: float, xlim, ylim, scale: flo
     if math.log10(knee) - width > math.log10(xlim[0]) and not crowded(knee):
         return knee, -4
     return xlim[1], -2
+
+
+def _ceiling_name(label: str, spec: bool, info: dict) -> str:
+    """A GPU spec sheet's 'FP64' is its rate without tensor cores (a DGEMM may use its FP64 tensor cores):
+    say so; every other ceiling's label as it is."""
+    return "FP64 (no tensor cores)" if label == "FP64" and spec and not ran_on_cpu(info) else label
 
 
 def _cpu_fp64_source(roof, info) -> str:

@@ -2,6 +2,7 @@
 panels, and the two sweeps over size, copy bandwidth and square-matmul FLOP/s."""
 from __future__ import annotations
 
+from ..kernel_source import chain_knee, peak_share
 from ..results import ran_on_cpu
 
 from ._base import (BYTE_COLUMNS, LABELS, REFERENCE_COLOR, SPEC_COLOR, flops_unit, format_bytes, format_rate,
@@ -80,11 +81,11 @@ def sweep(data, x, y, hue=None, logx=True, logy=True, ax=None, xlabel=None, ylab
 def repeat_sweep(result, axes=None, title=None, reference=None):
     """Three panels against ``repeat``: runtime, achieved FLOP/s and achieved bandwidth.
 
-    One line per variant (fused, eager). The roofline-predicted knee (where the
-    fused chain's intensity meets the ridge, ``meta['predicted_knee']``) is a
-    dotted vertical line, the knee read off the fused runtimes
-    (``meta['measured_knee']``) a dash-dotted one. ``reference`` runs of the same
-    sweep are drawn grey, with their predicted knee in grey.
+    One line per variant (fused, eager). The knee the multiplication roof predicts (a chain of
+    multiplications reaches half the FP32 peak of ``meta['roof']``, which counts an FMA as two FLOPs:
+    :func:`brrr.kernel_source.chain_knee`) is a dotted vertical line, and that roof is dashed in the
+    FLOP/s panel; the knee read off the fused runtimes (``meta['measured_knee']``) is dash-dotted.
+    ``reference`` runs of the same sweep are drawn grey, with their predicted knee and roof in grey.
     """
     refs = _references(reference)
     runs = [(result, _is_reference(result))] + [(run, True) for run in refs]
@@ -111,6 +112,7 @@ def repeat_sweep(result, axes=None, title=None, reference=None):
     panels = ((lambda f: f["seconds"], "runtime per call"),
               (lambda f: f["flops"] / f["seconds"] / scale, f"achieved throughput ({unit})"),
               (lambda f: f["nbytes"] / f["seconds"] / 1e9, "achieved bandwidth (GB/s)"))
+    roofs_drawn = set()
     for ax, (fn, ylabel) in zip(axes, panels):
         for j, ((run, ref), frame, n) in enumerate(zip(runs, frames, sizes)):
             variants = list(dict.fromkeys(frame["variant"])) if "variant" in frame else [None]
@@ -126,10 +128,18 @@ def repeat_sweep(result, axes=None, title=None, reference=None):
                     style["linestyle"] = "--" if variant != "eager" else ":"
                 ax.plot(part["repeat"], fn(part), markersize=4, label=label, **style)
             meta = _meta(run)
-            predicted = meta.get("predicted_knee")
-            if predicted:
-                ax.axvline(predicted, color=REFERENCE_COLOR if ref else "0.3", linestyle=":", linewidth=1.2,
-                           label=f"roofline knee ({predicted:.3g}{', ' + who if ref else ''})")
+            roof = meta.get("roof") or {}
+            if roof.get("peak_flops") and roof.get("peak_bandwidth"):
+                item = 8 if meta.get("dtype") == "float64" else 4
+                predicted = chain_knee(roof["peak_flops"] / roof["peak_bandwidth"], item)
+                shade = REFERENCE_COLOR if ref else "0.3"
+                ax.axvline(predicted, color=shade, linestyle=":", linewidth=1.2,
+                           label=f"knee, multiplication roof ({predicted:.3g}{', ' + who if ref else ''})")
+                peak = peak_share("mul") * roof["peak_flops"]
+                if ax is axes[1] and peak not in roofs_drawn:   # another run's same roof is the same line
+                    roofs_drawn.add(peak)
+                    ax.axhline(peak / scale, color=shade, linestyle="--", linewidth=1,
+                               label=f"multiplication roof, half the FP32 peak ({peak / scale:.3g} {unit})")
             knee = meta.get("measured_knee") if "measured_knee" in meta else None
             if knee and not ref:
                 ax.axvline(knee, color="tab:red", linestyle="-.", linewidth=1.2,
@@ -147,6 +157,10 @@ def repeat_sweep(result, axes=None, title=None, reference=None):
     axes[1].set_title("FLOP/s")
     axes[2].set_title("memory bandwidth")
     handles, labels = axes[0].get_legend_handles_labels()
+    for handle, label in zip(*axes[1].get_legend_handles_labels()):   # the FLOP/s panel's roof too
+        if label not in labels:
+            handles.append(handle)
+            labels.append(label)
     if legend_ax is not None:
         legend_ax.axis("off")
         import textwrap

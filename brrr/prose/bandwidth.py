@@ -1,285 +1,240 @@
-"""Chapter 2, memory bandwidth: sentences chosen by the measurements.
-
-Each function takes the chapter's live result and the reference runs of the
-same experiment (from :func:`brrr.reference.beside`) and returns
-:class:`~brrr.prose.Prose`. The roofline's sentences are in :mod:`.bandwidth_roofline`
-and the cos pair's in :mod:`.bandwidth_cos`, and named here too.
-"""
+"""Chapter 2's claims about a run (``*_claims``, for :func:`brrr.claims.say`) and its worked problems' templates."""
 from __future__ import annotations
 
-from . import Prose, with_references
-from . import words as w
-from .bandwidth_dram import dram_points, dram_sentence
-from .bandwidth_cos import cos_fusion, cos_times
-from .bandwidth_roofline import against_peaks, roofline_summary
-from .words import ABOVE_ROOF, SAME
+from ..claims import ABOVE_ROOF, Bound, Cause, Compare, Missing, Noisy, Regime, Shape, Value, fill, say
+from ..kernel_source import chain_knee, peak_share
+from ..roofline import OVERHEAD, Roofline, has_spec_sheet
+from ..specs import GPU_SPECS
 
-TOP_SHARE = 0.7     # a point below 70% of the curve's peak is "down from the peak"
-FLAT = 1.3          # max / min below this: the curve is flat
-KNEE_CLOSE = 1.5    # a measured knee within 1.5x of the prediction "lands near" it
-CACHE_STEP = 1.2    # bandwidth falling by this factor where a cache level runs out is a step
+REFERENCE = GPU_SPECS["H100-SXM"]   # the worked problems' second device
 
 
-# --- arithmetic intensity table --------------------------------------------------------
-
-def intensity_table(frame) -> Prose:
-    """Which kernels of the table (columns 'kernel', 'intensity (FLOP/byte)') are below one
-    FLOP per byte, and what fusing the chain did to its intensity."""
-    col = "intensity (FLOP/byte)"
-    rows = dict(zip(frame["kernel"], frame[col]))
-    heavy = {k: v for k, v in rows.items() if v >= 1}
-    if not heavy:
-        text = (f"Every one of these is below one FLOP per byte (the highest, "
-                f"{max(rows, key=rows.get)}, does {w.number(max(rows.values()))}).")
-        outcome = "all below one"
-    elif len(heavy) == 1:
-        name, value = next(iter(heavy.items()))
-        where = "sits exactly at one" if value == 1 else f"does {w.number(value)}"
-        text = f"All but one of these are below one FLOP per byte; the exception, the {name}, {where}."
-        outcome = "one at or above one"
-    else:
-        names = w.listing(f"the {k} ({w.number(v)})" for k, v in heavy.items())
-        text = (f"All but {w.spelled(len(heavy))} of these are below one FLOP per byte; the exceptions, at or "
-                f"above one, are {names} FLOP/byte.")
-        outcome = "some at or above one"
-    fused = {k: v for k, v in rows.items() if "fused" in k and "unfused" not in k}
-    unfused = {k: v for k, v in rows.items() if "unfused" in k}
-    facts = {"outcome": outcome, "max_intensity": max(rows.values()), "at_or_above_one": sorted(heavy)}
-    if fused and unfused:
-        ratio = next(iter(fused.values())) / next(iter(unfused.values()))
-        text += (f" The two chain rows do the same multiplications, yet the fused one has "
-                 f"{w.times(ratio)} the intensity of the unfused one, because its data crosses "
-                 "memory once instead of once per multiplication. That is the whole idea of Chapter 4.")
-        facts["fused_over_unfused"] = ratio
-    return Prose(text, facts)
+def _device(run) -> tuple:
+    """(a run's device summary, its roof, 'spec-sheet', 'measured' or 'derived', whether a CPU measured it)."""
+    cpu = (dev := run.meta.get("device") or {}).get("backend") != "cuda"
+    kind = "spec-sheet" if has_spec_sheet(dev) else "measured" if cpu else "derived"
+    return dev, Roofline.from_summary(dev), kind, cpu
 
 
-# --- bandwidth against working-set size ---------------------------------------------
-
-def curve(result) -> dict:
-    """The shape of a bandwidth-vs-size run: peak, first and last points, the steepest drop,
-    and whether it rises, falls, rises then falls, or is flat (``shape``)."""
-    recs = sorted(result.records, key=lambda r: r["working_set"])
-    gbps = [r["gbps"] for r in recs]
-    sizes = [r["working_set"] for r in recs]
-    i_peak = max(range(len(gbps)), key=gbps.__getitem__)
-    peak, first, last = gbps[i_peak], gbps[0], gbps[-1]
-    rises, falls = first < TOP_SHARE * peak, peak >= CACHE_STEP * last   # falls: a step down past the peak
-    if max(gbps) < FLAT * min(gbps):
-        shape = "flat"
-    elif rises and falls:
-        shape = "rises then falls"
-    elif falls:
-        shape = "falls"
-    elif rises:
-        shape = "rises"
-    else:
-        shape = "flat"
-    drop = None
-    if i_peak < len(gbps) - 1:
-        j = max(range(i_peak, len(gbps) - 1), key=lambda k: gbps[k] / gbps[k + 1])
-        drop = (sizes[j], sizes[j + 1], gbps[j] / gbps[j + 1])
-    dev = result.meta.get("device", {})
-    caches = result.meta.get("caches") or {}
-    level = None
-    if drop:
-        inside = [(name, c) for name, c in caches.items() if drop[0] / 2 <= c <= drop[1] * 2]
-        level = max(inside, key=lambda kv: kv[1]) if inside else None
-    # the larger of the cache the sweep was sized for (capped) and the one the OS reports: only
-    # points past twice the reported cache are surely from DRAM
-    llc = max(result.meta.get("llc_bytes") or 0, max(caches.values(), default=0))
-    return {"shape": shape, "peak": peak, "peak_size": sizes[i_peak], "first": first,
-            "first_size": sizes[0], "last": last, "last_size": sizes[-1], "drop": drop, "level": level,
-            "dram_peak": dev.get("peak_bandwidth"), "cpu": w.is_cpu(result),
-            "device": dev.get("name", "this device"), "caches": caches, "llc": llc,
-            "dram": dram_points(recs, llc), "meta": result.meta, "points": list(zip(sizes, gbps))}
+def bandwidth_claims(run) -> list:
+    """The DRAM end; the largest copy that the roofline calls bound by the fastest copy's time; the cache net of it."""
+    (dev, roof, kind, cpu), _copy = _device(run), lambda r: f"the copy of {Value(r['working_set'], 'B').text()}"
+    llc = max([run.meta.get("llc_bytes") or 0, *(run.meta.get("caches") or {}).values()])
+    recs = sorted(run.records, key=lambda r: r["working_set"])
+    last, fast, best = recs[-1], min(recs, key=lambda r: r["seconds"]), max(recs, key=lambda r: r["gbps"])
+    claims = [Bound(_copy(last), last["gbps"] * 1e9, roof.peak_bandwidth, f"the {kind} DRAM bandwidth", "B/s",
+                    nbytes=last["working_set"], cache_bytes=llc, measured_roof=cpu, name="dram")]
+    fixed = [r for r in recs if r["seconds"] > fast["seconds"]
+             and roof.with_ceilings(overhead=fast["seconds"]).regime(0, r["nbytes"]) == OVERHEAD][-1:]
+    for r in fixed:
+        claims += [Regime(_copy(r), 0, r["nbytes"], roof, fast["seconds"], r["seconds"], name="smallest copies"),
+                   Compare(f"{_copy(r)}, {Value(r['nbytes'] / fast['nbytes'], 'x').text()} the bytes of {_copy(fast)},",
+                           r["seconds"], "that copy", fast["seconds"], name="fixed cost")]
+    if best["working_set"] <= llc < last["working_set"] and best["seconds"] > fast["seconds"]:
+        claims.append(Compare(f"{_copy(best)}, net of the fastest copy's time,", best["nbytes"] / (best["seconds"] -
+                              fast["seconds"]), f"the rate of {_copy(last)}", last["gbps"] * 1e9, "B/s", name="net"))
+    return claims
 
 
-def _gb(gbps: float) -> str:
-    return w.rate(gbps * 1e9, "B/s")
+def latency_claims(run) -> list:
+    """Bandwidth against parallelism, against the roof, and Little's law for the loads (half a copy's bytes)."""
+    if not run.records:
+        return [Missing("bandwidth_vs_parallelism", f"since {run.meta.get('unavailable', 'it did not run')}")]
+    dev, _, kind, cpu = _device(run)
+    recs = sorted(run.records, key=lambda r: r["parallelism"])
+    unit, roof = recs[0].get("unit", "threads"), run.meta.get("roof_bandwidth") or dev.get("peak_bandwidth")
+    one, best = recs[0], max(recs, key=lambda r: r["gbps"])
+    worker = f"one block of {run.meta.get('block')} threads" if unit == "blocks" else "one thread"
+    claims = [Shape("the copy's bandwidth", [r["parallelism"] for r in recs], [r["gbps"] * 1e9 for r in recs],
+                    f"{unit[:-1]} count", "B/s", name="shape")]
+    claims += [Bound(who, r["gbps"] * 1e9, roof, f"the {kind} DRAM bandwidth", "B/s", nbytes=r["nbytes"],
+                     cache_bytes=dev.get("l2_bytes"), measured_roof=cpu, name=name)
+               for who, r, name in ((worker, one, "one worker"), (f"the best, {best['parallelism']:,} {unit},", best,
+                                                                   "best"))[:1 + (best is not one)] if roof]
+    if roof and (latency := (run.meta.get("latency") or {}).get("seconds_per_load")):
+        claims += [Value(latency, "s", "each load of the pointer chase", name="latency"),
+                   Compare("what the roof needs in loads in flight", roof / 2 * latency, f"what {worker} kept",
+                           one["gbps"] * 1e9 / 2 * latency, "B", name="in flight")]
+    return claims
 
 
-def _shape_sentence(c: dict, subject: str) -> str:
-    drop = ""
-    if c["drop"]:
-        a, b, _ = c["drop"]
-        where = f", around the size of the {c['level'][0]} ({w.size(c['level'][1])})" if c["level"] else ""
-        drop = f" It falls most steeply between {w.size(a)} and {w.size(b)}{where}."
-    past = f", past the {w.size(c['llc'])} last-level cache," if c["llc"] and c["last_size"] > c["llc"] else ""
-    last = (f" The largest working set, {w.size(c['last_size'])}{past} ran at {_gb(c['last'])}, "
-            f"{w.times(c['peak'] / c['last'])} less than the peak.")
-    if c["shape"] == "rises then falls":
-        return (f"{subject} the copy bandwidth first rises with the working set, from {_gb(c['first'])} at "
-                f"{w.size(c['first_size'])} to a peak of {_gb(c['peak'])} at {w.size(c['peak_size'])}, then falls "
-                f"as the data stops fitting in the caches.{drop}{last}")
-    if c["shape"] == "falls":
-        return (f"{subject} the copy bandwidth is highest for small working sets ({_gb(c['peak'])} at "
-                f"{w.size(c['peak_size'])}) and falls as the data stops fitting in the caches.{drop}{last}")
-    if c["shape"] == "rises":
-        top = (", the largest one" if c["peak_size"] == c["last_size"] else
-               f"; the largest working set, {w.size(c['last_size'])}, ran at {_gb(c['last'])}, less than a "
-               f"step ({w.times(CACHE_STEP)}) below that")
-        beyond = ("" if c["last_size"] > c["llc"] else
-                  " This sweep never passed the last-level cache, so it shows no step down to DRAM.")
-        return (f"{subject} the copy bandwidth rises with the working set, from {_gb(c['first'])} at "
-                f"{w.size(c['first_size'])} to {_gb(c['peak'])} at {w.size(c['peak_size'])}{top}.{beyond}")
-    return (f"{subject} the copy bandwidth barely changed across the sweep (between "
-            f"{_gb(min(c['first'], c['last'], c['peak']))} and {_gb(c['peak'])}): this run shows no cache steps, "
-            "which a coarse sweep (the quick build) can step over.")
+def roofline_claims(run) -> list:
+    """The fastest and slowest STREAM kernels, the slowest against a heavier one, the best FP32 matmul."""
+    _, roof, kind, cpu = _device(run)
+    stream = [r for r in run.records if r["kind"] == "bandwidth"]
+    name, per = (lambda r: f"`{r['op']}` ({r['library']})"), (lambda r: r["nbytes"] / r["size"])
+    fast, slow = max(stream, key=lambda r: r["gbps"]), min(stream, key=lambda r: r["gbps"])
+    claims = [Bound(f"{name(r)}, the {which},", r["gbps"] * 1e9, roof.peak_bandwidth, f"the {kind} bandwidth", "B/s",
+                    nbytes=r["nbytes"], cache_bytes=run.meta.get("llc_bytes"), measured_roof=cpu, name=which)
+              for r, which in ((fast, "fastest STREAM kernel"), (slow, "slowest"))[:1 + (slow is not fast)]]
+    for h in sorted((r for r in stream if (r["library"], r["size"]) == (slow["library"], slow["size"])
+                     and per(r) > per(slow)), key=per)[-1:]:
+        pair = Compare(name(h), h["seconds"], name(slow), slow["seconds"], name="same elements")
+        claims += [pair, Cause(f"Both take the same number of elements, and {name(h)} moves "
+                               f"{Value(per(h) / per(slow), 'x').text()} the bytes: their time followed the elements, "
+                               "not the bytes.", pair, ("same",))]
+    for mm in sorted((r for r in run.records if r["kind"] == "compute" and not r.get("tensor_cores")),
+                     key=lambda r: r["gflops"])[-1:]:
+        claims.append(Bound(f"the best FP32 matmul (n = {mm['size']:,})", mm["gflops"] * 1e9, roof.peak_flops,
+                            f"the {kind} FP32 peak", "FLOP/s", measured_roof=cpu, name="matmul"))
+    return claims
 
 
-def _roof_sentence(c: dict) -> str:
-    if not c["dram_peak"]:
-        return ""
-    kind = "measured" if c["cpu"] else "spec-sheet"
-    parts = []
-    if c["peak"] > ABOVE_ROOF * c["dram_peak"] / 1e9:
-        parts.append(f"The peak is {w.times(c['peak'] * 1e9 / c['dram_peak'])} the {kind} DRAM bandwidth "
-                     f"of {w.rate(c['dram_peak'], 'B/s')}: those bytes came from a cache, which is "
-                     "faster than DRAM, not from DRAM.")
-    share = c["last"] * 1e9 / c["dram_peak"]
-    parts.append(f"The largest working set reached {w.percent(share)} of the {kind} DRAM bandwidth" +
-                 ("." if share <= ABOVE_ROOF else
-                  ": above it, because that bandwidth is one copy measured once, not a hardware limit." if c["cpu"] else
-                  ": above the spec, which DRAM cannot do, so part of it came from the L2 cache."))
-    return " ".join(parts)
+def against_peaks(measured: Roofline, peaks: Roofline, cpu: bool) -> str:
+    """A measured roof against the device's peaks (a spec sheet, or a CPU's cached measurement)."""
+    kind = "cached (measured once)" if cpu else "spec-sheet"
+    return " ".join(Bound(f"the measured {what}", got, peak, f"the {kind} {what}", unit, measured_roof=cpu).text()
+                    for what, got, peak, unit in (("FLOP/s", measured.peak_flops, peaks.peak_flops, "FLOP/s"),
+                                                  ("bandwidth", measured.peak_bandwidth, peaks.peak_bandwidth, "B/s")))
 
 
-def _brief(c: dict, subject: str) -> str:
-    """One sentence on a reference run's curve: its peak, and what it settled at from DRAM."""
-    if c["shape"] in ("flat", "rises"):
-        return _shape_sentence(c, subject + ",")
-    where = f", inside its {w.size(c['level'][1])} {c['level'][0]}" if c["level"] else ""
-    above = ""
-    if c["dram_peak"] and c["peak"] > ABOVE_ROOF * c["dram_peak"] / 1e9:
-        above = f" ({w.times(c['peak'] * 1e9 / c['dram_peak'])} its DRAM spec, so served from cache)"
-    spec = f" ({w.percent(c['last'] * 1e9 / c['dram_peak'])} of the spec)" if c["dram_peak"] else ""
-    return (f"{subject} the same sweep peaked at {_gb(c['peak'])} at {w.size(c['peak_size'])}{where}{above}, "
-            f"and fell to {_gb(c['last'])}{spec} for the largest working set, which comes from DRAM.")
+OLD_ONE = ("This record was made by older code, which passed the constant `one` as a 0-d tensor on the GPU, a "
+           "broadcast input that keeps PyTorch off its vectorised path (this edition passes a CPU scalar; a rerun "
+           "shows the change).")
+OLD_DATA = ("These matmuls multiplied constant matrices (every element one), as older code did: tensor cores can run "
+            "faster on such predictable data than on a model's (Chapter 1).")
+OLD_INT8 = ("This record's `int8` matmul took its second matrix row-major, as older code did; this edition passes it "
+            "column-major, the layout int8 tensor-core kernels take directly.")
 
 
-def bandwidth_curve(result, references=()) -> Prose:
-    """What the bandwidth-vs-size sweep did on this device and on each reference GPU."""
-    c = curve(result)
-    dram, dram_text = dram_sentence(c["dram"], c["meta"], c["dram_peak"], c["cpu"], c["llc"])
-    live = " ".join(t for t in (_shape_sentence(c, f"On {c['device']},"), _roof_sentence(c), dram_text) if t)
-    facts = {"outcome": c["shape"], "peak_gbps": c["peak"], "last_gbps": c["last"],
-             "peak_size": c["peak_size"], "level": c["level"][0] if c["level"] else None, "dram": dram}
-    return with_references(Prose(live.strip(), facts), references, "this sweep",
-                           lambda run: _reference_curve(run, c))
+def _types(run, op: str) -> tuple:
+    """(float32's record of ``op``, the other types' records that ran, a Missing for each that did not)."""
+    recs = [r for r in run.records if r["op"] == op]
+    ran = [r for r in recs if not r.get("skipped") and (r.get("seconds") or 0) > 0]
+    gone = [Missing(f"{op} {r['dtype']}", f"which did not run here ({r.get('skipped') or 'no time'})")
+            for r in recs if r not in ran]
+    return next((r for r in ran if r["dtype"] == "float32"), None), [r for r in ran if r["dtype"] != "float32"], gone
 
 
-def _reference_curve(run, c: dict) -> Prose:
-    """A reference run's bandwidth curve against this run's (``c``)."""
-    r = curve(run)
-    text = _brief(r, w.reference_intro(run))
-    ratio = r["last"] / c["last"]
-    if ratio > 1 + w.SAME:
-        text += f" Its bandwidth from DRAM was {w.times(ratio)} this run's."
-    elif ratio < 1 - w.SAME:
-        text += f" Its bandwidth from DRAM was {w.percent(1 - ratio)} lower than this run's."
-    else:
-        text += " Its bandwidth from DRAM was about the same as this run's."
-    if c["cpu"] and not r["cpu"] and r["first"] < (1 - w.SAME) * c["first"]:
-        text += f" At the smallest size, though, it was slower than this run ({_gb(r['first'])} against {_gb(c['first'])})."
-    return Prose(text, {f"reference {w.device_of(run)}": r["shape"]})
+def pointwise_claims(run) -> list:
+    """``y = 1 + 2x``: float32 against the roof, each narrower type against its bytes' share of float32's time."""
+    (f32, others, gone), (dev, _, _, cpu), bw = _types(run, "pointwise"), _device(run), run.meta.get("peak_bandwidth")
+    if f32 is None or not bw:
+        return gone or [Missing("pointwise float32", "so nothing is compared with it")]
+    def bound(r):
+        return Bound(f"the `{r['dtype']}` pointwise op", r["nbytes"] / r["seconds"], bw, "the memory roof", "B/s",
+                     nbytes=r["nbytes"], cache_bytes=dev.get("l2_bytes"), measured_roof=cpu, name=r["dtype"])
+    claims = [bound(f32)] + [bound(r) if r["nbytes"] / r["seconds"] > ABOVE_ROOF * bw else
+                             Compare(f"the `{r['dtype']}` op", r["seconds"], f"its bytes' share "
+                                     f"({Value(r['nbytes'] / f32['nbytes'], '%').text()}) of `float32`'s time",
+                                     f32["seconds"] * r["nbytes"] / f32["nbytes"], name=r["dtype"]) for r in others]
+    return claims + gone + [Cause(OLD_ONE, claims[0], ("below",))] * (not cpu and "pointwise_one" not in run.meta)
 
 
-# --- the x * 2 repeat sweep -------------------------------------------------------------
-
-def _knee_facts(run) -> dict:
-    meta = run.meta
-    predicted, measured = meta.get("predicted_knee"), meta.get("measured_knee")
-    if measured is None:
-        outcome = "no knee"
-    elif measured < predicted / KNEE_CLOSE:
-        outcome = "earlier"
-    elif measured > predicted * KNEE_CLOSE:
-        outcome = "later"
-    else:
-        outcome = "near"
-    eager = sorted((r["repeat"], r["seconds"]) for r in run.records if r["variant"] == "eager")
-    growth = (eager[-1][1] / eager[0][1], eager[-1][0] / eager[0][0]) if len(eager) > 1 else None
-    fused = sorted((r["repeat"], r["seconds"]) for r in run.records if r["variant"] == "fused")
-    floor = min((t for _, t in fused), default=None)
-    left = next(((r, t / floor) for r, t in fused if t > (1 + SAME) * floor), None) if fused else None
-    return {"predicted": predicted, "measured": measured, "outcome": outcome, "eager_growth": growth,
-            "floor": floor, "left_at": left[0] if left else None, "left_ratio": left[1] if left else None}
+def matmul_claims(run) -> list:
+    """Each narrower type's matmul against float32's (a GPU's int8 against the faster 16-bit float one)."""
+    (f32, others, gone), gpu = _types(run, "matmul"), (run.meta.get("device") or {}).get("backend") == "cuda"
+    if f32 is None:
+        return gone
+    halves, claims, notes = [r for r in others if r["dtype"] != "int8"], [], []
+    old = {"data", "int8_b"} - set(run.meta) if gpu else set()
+    for r in others:
+        base = min(halves, key=lambda h: h["seconds"]) if r["dtype"] == "int8" and gpu and halves else f32
+        if r.get("peak_flops") and r["flops"] / r["seconds"] > ABOVE_ROOF * r["peak_flops"]:
+            claims.append(Bound(f"the `{r['dtype']}` matmul", r["flops"] / r["seconds"], r["peak_flops"], "its roof",
+                                "FLOP/s", measured_roof=not gpu, name=r["dtype"]))
+            continue
+        claims.append(Compare(f"the `{r['dtype']}` matmul", r["seconds"], f"the `{base['dtype']}` one", base["seconds"],
+                              name=r["dtype"]))
+        notes += [Cause(OLD_DATA, claims[-1], ("shorter",))] if "data" in old and r is halves[0] else []
+        notes += [Cause(OLD_INT8, claims[-1], ("longer",))] if "int8_b" in old and base is not f32 else []
+    return claims + gone + notes
 
 
-def _left_floor(k: dict) -> str:
-    """Where the fused runtime first rose more than SAME above its floor."""
-    if k["left_at"] is None:
-        return ""
-    return (f" The runtime itself first rose more than {w.percent(SAME)} above its floor at "
-            f"{w.integer(k['left_at'])} multiplications per element, where it took {w.times(k['left_ratio'])} as long.")
+def repeat_claims(run) -> list:
+    """The knee against the multiplication roof's, the FLOP/s against that roof, the eager growth, the bandwidth."""
+    (dev, _, _, cpu), meta, roof = _device(run), run.meta, Roofline.from_dict(run.meta["roof"])
+    item, recs = 8 if meta.get("dtype") == "float64" else 4, sorted(run.records, key=lambda r: r["repeat"])
+    fused, eager = ([r for r in recs if r["variant"] == v] for v in ("fused", "eager"))
+    grew = lambda label, rows: Compare(f"{label} at repeat {rows[-1]['repeat']}", rows[-1]["seconds"],  # noqa: E731
+                                       f"at repeat {rows[0]['repeat']}", rows[0]["seconds"], name=label.split()[1])
+    claims = [Compare("the measured knee", meta["measured_knee"], "the knee the multiplication roof predicts",
+                      chain_knee(roof.ridge, item), "", name="knee")] if meta.get("measured_knee") else \
+        [grew("the fused runtime", fused)] if len(fused) > 1 else []
+    claims += [Bound(f"the fused kernel at repeat {r['repeat']}", r["flops"] / r["seconds"], peak_share("mul") *
+                     roof.peak_flops, "the multiplication roof (half the FP32 peak)", "FLOP/s", measured_roof=cpu,
+                     name="compute") for r in fused[-1:]]
+    claims += [grew("the eager runtime", eager)] if len(eager) > 1 else []
+    mover = max(recs, key=lambda r: r["nbytes"] / r["seconds"])
+    return claims + [Bound(f"the {mover['variant']} kernel at repeat {mover['repeat']}, the sweep's fastest mover,",
+                           mover["nbytes"] / mover["seconds"], roof.peak_bandwidth, "the roof's bandwidth", "B/s",
+                           nbytes=2 * meta.get("n", 0) * item, cache_bytes=dev.get("l2_bytes"), measured_roof=cpu,
+                           name="bandwidth")]
 
 
-def _knee_sentence(k: dict, subject: str, explained: str | None = None) -> str:
-    """The knee of one run; ``explained``: the outcome whose reason an earlier paragraph gave."""
-    if k["outcome"] == "no knee":
-        return (f"{subject} the fused runtime never rose clearly above its flat floor (never 1.5 times as long): the "
-                f"sweep stayed memory-bound up to its largest repeat, short of the predicted knee at "
-                f"{w.number(k['predicted'])}.{_left_floor(k)}")
-    where = {"earlier": "earlier than", "later": "later than", "near": "close to"}[k["outcome"]]
-    if explained in (None, "no knee"):
-        text = (f"{subject} the fused runtime's flat floor and the straight line it then approaches (its least "
-                f"time per multiplication, times the repeats) meet at about {w.number(k['measured'])} "
-                f"multiplications per element, {where} the {w.number(k['predicted'])} the roofline predicts. "
-                "That meeting point is the measured knee, drawn dash-dotted.")
-    else:
-        text = (f"{subject} the measured knee is at about {w.number(k['measured'])} multiplications per element, "
-                f"{where} the {w.number(k['predicted'])} the roofline predicts.")
-    if k["outcome"] == explained and explained in ("earlier", "later"):
-        text += f" It is {where.split()[0]} for the same reason as above."
-    elif k["outcome"] == "earlier":
-        text += (" The prediction uses the FP32 peak, which counts a fused multiply-add instruction as two FLOPs; "
-                 "a chain of multiplications does one FLOP per instruction, so its own compute roof is half as high.")
-    elif k["outcome"] == "later":
-        text += " The kernel ran faster than the peak in the prediction assumes."
-    return text + _left_floor(k)
+FOLLOWED = ("So the second `cos` cost nothing extra: the pair moved the bytes of one `cos` in about its time, and the "
+            "time followed the traffic, as He argues.")
+ARITHMETIC = "So fusing saved no time: the arithmetic of the second `cos`, not its bytes, set the pair's time."
 
 
-def repeat_sweep(result, references=()) -> Prose:
-    """The knee of the fused runtime against the roofline's, the eager line's growth, and points
-    above the bandwidth roof, for this run and each reference GPU."""
-    k = _knee_facts(result)
-    text = _knee_sentence(k, "On this run")
-    facts = {"outcome": k["outcome"], "predicted_knee": k["predicted"], "measured_knee": k["measured"],
-             "left_floor_at": k["left_at"]}
-    if k["eager_growth"]:
-        grew, span = k["eager_growth"]
-        facts["eager_grows"] = grew > 0.5 * span
-        text += (f" The eager runtime grew {w.times(grew)} as the repeats grew {w.times(span)}"
-                 + (": every multiplication is another full trip through memory." if grew > 0.5 * span else
-                    ", less than one trip through memory per multiplication would cost."))
-    roof = result.meta.get("roof") or {}
-    peak_bw = roof.get("peak_bandwidth")
-    if peak_bw:
-        above = [r for r in result.records if r["gbps"] * 1e9 > ABOVE_ROOF * peak_bw]
-        facts["above_roof"] = len(above)
-        item = 8 if result.meta.get("dtype") == "float64" else 4
-        working_set = 2 * result.meta.get("n", 0) * item
-        llc = (result.meta.get("device") or {}).get("l2_bytes") or 0
-        cached = working_set < 4 * llc
-        facts["cache_resident"] = cached
-        if above:
-            text += f" {len(above)} point{'s' if len(above) > 1 else ''} moved data faster than the roof's {w.rate(peak_bw, 'B/s')}: "
-            text += (f"source and result together are {w.size(working_set)}, less than four times the "
-                     f"{w.size(llc)} last-level cache, so part of the traffic was served from cache." if cached else
-                     f"source and result together are {w.size(working_set)}, far more than any cache, so the roof, "
-                     "one copy measured once, is not a hardware limit." if w.is_cpu(result) else
-                     f"source and result together are {w.size(working_set)}, far more than the L2, and DRAM cannot "
-                     "beat its spec sheet: rerun the sweep.")
-    return with_references(Prose(text, facts), references, "this sweep",
-                           lambda run: _reference_knee(run, k["outcome"]))
+def cos_claims(run) -> list:
+    """The fused and unfused pairs against one ``cos`` and each other, and the case that held."""
+    rows = {(r["k"], r["variant"]): r for r in run.records}
+    one, fused, unfused = rows.get((1, "fused"), rows.get((1, "unfused"))), rows[(2, "fused")], rows[(2, "unfused")]
+    pair = Compare("the fused `cos().cos()`", fused["seconds"], "one `cos`", one["seconds"], name="fused")
+    twice = Compare("the unfused pair", unfused["seconds"], "one `cos`", one["seconds"], name="unfused")
+    fusing = Compare("the fused pair", fused["seconds"], "the unfused pair", unfused["seconds"], name="fusing")
+    return [pair, twice, fusing] + ([Cause(FOLLOWED, pair, ("same",))] if twice.outcome == "longer" else []) + \
+        ([Cause(ARITHMETIC, fusing, ("same",))] if pair.outcome == "longer" else [])
 
 
-def _reference_knee(run, explained=None) -> Prose:
-    rk = _knee_facts(run)
-    return Prose(_knee_sentence(rk, f"{w.reference_intro(run)},", explained),
-                 {f"reference {w.device_of(run)}": rk["outcome"]})
+STREAM = {"copy": "A copy reads and writes each element once, {nbytes} in all: at the peak bandwidth, {bandwidth} "
+                  "({whence}), at least **{least}**.\n\nOn the {ref}, at {ref_bandwidth}: **{ref_least}**.",
+          "triad": "The triad reads `x` and `y` and writes `out`: 12 bytes and 2 FLOPs per element, {nbytes} and "
+                   "{flops} in all. {regime} So at this device's peak bandwidth, {bandwidth} ({whence}), it takes at "
+                   "least **{least}**.\n\n{ref_regime} So there it takes at least **{ref_least}**."}
+TWO_OPS = ("`A @ v` does {mv_flops} on {mv_bytes}, {mv_intensity} FLOP/byte; `B @ B` does {mm_flops} on {mm_bytes}, "
+           "{mm_intensity} FLOP/byte. This device's ridge is {ridge} FLOP/byte.\n\nHere {mv} {mm}\n\nOn the {ref}, "
+           "whose ridge is {ref_ridge} FLOP/byte, {ref_mv} {ref_mm}")
 
 
-__all__ = ["ABOVE_ROOF", "FLAT", "KNEE_CLOSE", "TOP_SHARE", "against_peaks", "bandwidth_curve", "cos_fusion",
-           "cos_times", "curve", "intensity_table", "repeat_sweep", "roofline_summary"]
+def _roofs(dev) -> tuple:   # this device's FP32 roofline, the reference GPU's from its spec sheet
+    return (Roofline(peak_flops=dev.peak_flops("float32"), peak_bandwidth=dev.peak_bandwidth, name=dev.name),
+            Roofline(peak_flops=REFERENCE.fp32, peak_bandwidth=REFERENCE.bandwidth, name=REFERENCE.name))
+
+
+def stream_answer(kernel: str, elements: int, dev):
+    """Worked problems 1 and 2: the least time of a float32 copy (8 bytes per element) or triad (12, 2 FLOPs)."""
+    (here, ref), triad = _roofs(dev), kernel == "triad"
+    flops, nbytes = 2 * elements * triad, (8 + 4 * triad) * elements
+    whence = ("measured on this CPU when brrr first met it, not a hardware limit" if not dev.on_gpu else
+              "derived from its clocks" if dev.spec is None else "its spec sheet")
+    slots = dict(nbytes=Value(nbytes, "B"), whence=whence, bandwidth=Value(here.peak_bandwidth, "B/s"),
+                 least=Value(here.t_mem(nbytes), "s", name="least"), ref=REFERENCE.name,
+                 ref_bandwidth=Value(ref.peak_bandwidth, "B/s"), ref_least=Value(ref.t_mem(nbytes), "s"))
+    if triad:
+        slots.update(flops=Value(flops, "FLOP"), regime=Regime("the triad", flops, nbytes, here, name="triad"),
+                     ref_regime=Regime(f"on the {REFERENCE.name}, at its spec sheet's {slots['ref_bandwidth'].text()},"
+                                       " the triad", flops, nbytes, ref))
+    return fill(STREAM[kernel], **slots)
+
+
+def two_ops_answer(m: int, k: int, dev):
+    """Worked problem 3: which of ``A @ v`` (A m x m) and ``B @ B`` (B k x k) is memory-bound, here and there."""
+    (here, ref), (mv_f, mv_b), (mm_f, mm_b) = _roofs(dev), (2 * m * m, 4 * m * m + 8 * m), (2 * k ** 3, 12 * k * k)
+    return fill(TWO_OPS, mv_flops=Value(mv_f, "FLOP"), mv_bytes=Value(mv_b, "B"), mv_intensity=Value(mv_f / mv_b),
+                mm_flops=Value(mm_f, "FLOP"), mm_bytes=Value(mm_b, "B"), mm_intensity=Value(mm_f / mm_b),
+                ridge=Value(here.ridge), ref=REFERENCE.name, ref_ridge=Value(ref.ridge),
+                mv=Regime("`A @ v`", mv_f, mv_b, here, name="A @ v"),
+                mm=Regime("`B @ B`", mm_f, mm_b, here, name="B @ B"),
+                ref_mv=Regime("`A @ v`", mv_f, mv_b, ref), ref_mm=Regime("`B @ B`", mm_f, mm_b, ref))
+
+
+def check(dev, ops: dict):
+    """Worked problems' checks: each of ``ops`` ({name: (a Timing or the roofline experiment's record of the same
+    call, with its bytes and FLOPs, or None; the name of the record it would be)}) against its least time here."""
+    here = _roofs(dev)[0]
+
+    def claims(_):
+        out = []
+        for name, (t, record) in ops.items():
+            if t is None:
+                out += [Missing(record, "so its time is not shown")]
+                continue
+            get = t.get if isinstance(t, dict) else lambda key: getattr(t, "median" if key == "seconds" else key)
+            who = f"the roofline experiment's {name} ({t['library']})" if isinstance(t, dict) else f"the {name}"
+            out += [Bound(who, get("seconds"), float(here.time(get("flops") or 0, get("nbytes"))), "the roofline",
+                          nbytes=get("nbytes"), cache_bytes=dev.l2_bytes, measured_roof=not dev.on_gpu, name=name)]
+            out += [] if isinstance(t, dict) else [Noisy(who, t.iqr, t.median)]
+        return out
+    return say(claims, ops)
