@@ -99,29 +99,23 @@ class Pair:
         """Roofline seconds of ``flops`` and ``nbytes`` on ``dev``: max(FLOPs / peak, bytes / bandwidth)."""
         return max((flops or 0) / self.peak(dev, dtype, tensor), (nbytes or 0) / dev.peak_bandwidth)
 
-    def roof(self, dtype="float32", tensor=False, name=None) -> dict:
-        """The target's :class:`brrr.Roofline` for ``dtype`` as a dict (``name``: default the device's)."""
+    def roof(self, dtype="float32", tensor=False, name=None) -> Roofline:
+        """The target's :class:`brrr.Roofline` for ``dtype`` (``name``: default the device's)."""
         roof = Roofline.from_device(self.dst, dtype if dtype in FLOAT_TYPES else "float32", tensor)
         return roof.with_ceilings(name=name or self.dst.name)
 
     def rename(self, text: str) -> str:
         return text.replace(self.src.name, self.dst.name) if isinstance(text, str) else text
 
-    def is_peak(self, value) -> bool:
-        """Whether ``value`` is one of the source's spec-sheet figures (not a measured rate)."""
-        return value in (self.src.peak_bandwidth, *(self.src.peak_flops(d, t) for d in FLOAT_TYPES for t in (False, True)))
-
-    def same_peak(self, value, dtype="float16"):
-        """The target's figure for the source's peak ``value`` (FLOP/s or bytes/s), found by what it is."""
-        if not value:
-            return value
+    def same_peak(self, value):
+        """The target's figure for the source's spec-sheet peak ``value`` (FLOP/s or bytes/s), found by
+        what it is; None where ``value`` is none of them (a measured rate)."""
         if value == self.src.peak_bandwidth:
             return self.dst.peak_bandwidth
-        for dt, tensor in (("float32", False), (dtype, True), ("float16", True), ("float32", True),
-                           ("float64", False)):
-            if value == self.src.peak_flops(dt, tensor):
-                return self.dst.peak_flops(dt, tensor)
-        raise ValueError(f"{value!r} is none of the {self.src.name}'s peaks")
+        for dtype, tensor in (("float32", False), ("float16", True), ("float32", True), ("float64", False)):
+            if value == self.src.peak_flops(dtype, tensor):
+                return self.dst.peak_flops(dtype, tensor)
+        return None
 
 
 def factor(seconds: float, r_src: float, r_dst: float, fixed: float = 0.0) -> float:
@@ -253,12 +247,13 @@ def demote(rec: dict, pair: Pair, notes: list) -> None:
             notes.append(note)
 
 
-def rescale_records(records: list, pair: Pair, notes: list, fixed=None, bound=None) -> list:
+def rescale_records(records: list, pair: Pair, notes: list, fixed=None, bound=None, general=None) -> list:
     """Every record with costs retimed and re-derived (see the module's rules); records that ran on
     the CPU (host-side) or have no costs keep their times. ``notes``: the result's, for a path the
     target lacks; ``fixed``: one fixed cost for every record (default :func:`fixed_costs`);
-    ``bound(device, rec, dtype, tensor)``: roofline seconds (default :meth:`Pair.bound`). Returns the
-    time factors."""
+    ``bound(device, rec, dtype, tensor)``: roofline seconds (default :meth:`Pair.bound`);
+    ``general(rec)``: the target's record of the same call on general math, whose time a record on
+    tensor cores the target lacks takes. Returns the time factors."""
     bound = bound or (lambda dev, rec, dt, tc: pair.bound(dev, rec.get("flops"), rec.get("nbytes"), dt, tc))
     paths = [path(rec, pair) for rec in records]
     timed = [rec.get("backend") != "cpu" and rec.get("seconds") is not None for rec in records]
@@ -272,6 +267,9 @@ def rescale_records(records: list, pair: Pair, notes: list, fixed=None, bound=No
         demote(rec, pair, notes)
         r_dst = bound(pair.dst, rec, dt, rec.get("tensor_cores", tc))
         k = factor(rec["seconds"], r_src, r_dst, c)
+        same = general(rec) if general and tc and not pair.dst.has_tensor_cores(dt) else None
+        if same is not None:
+            k = same["seconds"] / rec["seconds"]
         retime(rec, k)
         derive(rec, pair, dt, rec.get("tensor_cores", tc), r_dst, fixed)
         factors.append(k)
@@ -290,7 +288,7 @@ def rescale_meta(meta: dict, pair: Pair) -> dict:
             meta[key] = pair.roof(dtype, dtype != "float32", pair.rename(value["name"])).to_dict()
             if "ridge" in meta:
                 meta["ridge"] = pair.roof(dtype, dtype != "float32").ridge
-        elif key in ("peak_flops", "peak_bandwidth", "roof_bandwidth") and pair.is_peak(value):
+        elif key in ("peak_flops", "peak_bandwidth", "roof_bandwidth") and pair.same_peak(value):
             meta[key] = pair.same_peak(value)
         elif key in ("llc_bytes", "cache_bytes"):
             meta[key] = l2
@@ -321,10 +319,17 @@ def rescale(result: Result, pair: Pair, done: dict) -> Result:
 
 # --- the experiments that need more than the generic rule -------------------------------------
 
+def _fp32_matmul(done):
+    """``general(rec)`` for :func:`rescale_records`: the target's float32 matmul of the same side on
+    general math (matmul_vs_size), or None."""
+    sides = {r["n"]: r for r in done.get("matmul_vs_size", Result("none")).records}
+    return lambda rec: sides.get(rec.get("n", rec.get("size")))
+
+
 def _matmul_sweep(result, pair, done):
     """matmul_vs_size and matmul_tensor_cores: a sweep on tensor cores the target lacks ran general
-    math, noted; meta's peaks per dtype are the records'."""
-    rescale_records(result.records, pair, notes(result))
+    math, noted, as fast as the float32 sweep on general math; meta's peaks per dtype are the records'."""
+    rescale_records(result.records, pair, notes(result), general=_fp32_matmul(done))
     peaks = {r["dtype"]: r["peak_flops"] for r in result.records}
     if "peaks" in result.meta:
         result.meta["peaks"] = {d: peaks[d] for d in result.meta["peaks"]}
@@ -341,7 +346,8 @@ def _measure_roofline(result, pair, done):
 
 
 def _dtype_roofline(result, pair, done):
-    """The pointwise op has at least twice the target's L2 in elements (:func:`brrr.experiments.dtypes.sizes`)."""
+    """The pointwise op has at least twice the target's L2 in elements (:func:`brrr.experiments.dtypes.sizes`);
+    a 16-bit matmul the target has no tensor cores for runs as fast as float32 on general math."""
     from brrr.experiments.dtypes import pointwise_counts, sizes
     elements = sizes(pair.dst, quick=bool(result.meta.get("quick")))["elements"]
     src = [dict(r) for r in result.records]
@@ -354,7 +360,7 @@ def _dtype_roofline(result, pair, done):
     def bound(dev, rec, dtype, tensor):       # the H200's call at its own size
         rec = src[result.records.index(rec)] if dev is pair.src else rec
         return pair.bound(dev, rec["flops"], rec["nbytes"], dtype, tensor)
-    rescale_records(result.records, pair, notes(result), bound=bound)
+    rescale_records(result.records, pair, notes(result), bound=bound, general=_fp32_matmul(done))
 
 
 def _fusion(result, pair, done):
@@ -595,7 +601,8 @@ HOOKS = {
     "python_ops_per_second": _python_ops, "bandwidth_vs_size": _bandwidth_vs_size,
     "bandwidth_vs_parallelism": _bandwidth_vs_parallelism,
 }
-FOLLOWERS = ("compile_block", "profile_precision")     # made after the profiles they follow
+FOLLOWERS = ("compile_block", "profile_precision", "matmul_tensor_cores", "dtype_roofline")   # made after
+# the records they follow (profile_eval; matmul_vs_size)
 
 
 # --- the sets ---------------------------------------------------------------------------------
