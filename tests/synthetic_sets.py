@@ -7,17 +7,19 @@ Every record of the NVIDIA H200 set becomes the record the target would have mad
 
 * **the device**: ``meta['device']`` is the target's summary, its source saying it is synthetic;
   ``meta['synthetic']`` is True; every peak, roof, ridge, cache size and SM count in meta and in
-  the records is the target's, and a path the target lacks (TF32 and BF16 tensor cores on a T4) is
-  recorded as brrr records it there: general math with a note, a step it skips left out.
+  the records is the target's. A path the target lacks (TF32 and BF16 tensor cores on a T4) is what
+  brrr records there: a matmul sweep runs general math, with brrr's note, as fast as the float32
+  sweep on general math; ``measure_roofline`` leaves the matmul out; chapter 8 autocasts to float16.
 * **a timed call with costs** (FLOPs and/or bytes, and the peak its dtype and tensor-core flag name):
   its bound on each device is ``c + r``, a fixed cost per call ``c`` plus its roofline time
   ``r = max(FLOPs / peak, bytes / bandwidth)``; the time scales by ``(c + r_target) / (c + r_H200)``,
-  and never falls below the target's roofline time unless the H200 record was below the H200's,
-  when it scales by ``r_target / r_H200`` (the same factor). ``c`` is the fixed cost the set
-  measured for that call: a profile's dispatch cost per operator, else, in a sweep whose fastest
-  call's roofline time is under the timer's floor (it starts in the overhead regime), that call's
-  time, else the timer's floor (an empty call). So work-bound calls scale by the roofline ratio,
-  overhead-bound ones keep the H200's time.
+  but comes no closer to the target's roof than the record came to the H200's or, where it came
+  closer, than the H200's best kernels did (its measured roofs, ``measure_roofline``); a record
+  above the H200's roof scales by ``r_target / r_H200`` (the same factor). ``c`` is the fixed cost
+  the set measured for that call: a profile's dispatch cost per operator; in a sweep that starts in
+  the overhead regime (its fastest call took over ``brrr.claims.UNEXPLAINED`` times its roofline
+  time), that fastest call's time; else the timer's floor (an empty call). So work-bound calls scale
+  by the roofline ratio, overhead-bound ones keep the H200's time.
 * **a whole model** (chapter 8's steps): each regime's share of its profiled time scales by that
   regime's ratio (compute, memory; overhead unchanged). Chapter 7's remedies follow the profile of
   the block they time.
@@ -55,8 +57,6 @@ TIMES = ("seconds", "min_seconds", "iqr_seconds", "median_seconds", "max_seconds
          "model_iqr_seconds", "matmul_seconds", "seconds_per_token")
 RATES = ("gbps", "gflops", "achieved_flops", "flops_per_second", "tokens_per_second")
 NOT_A_SERIES = {"warnings", "label", "peak_source", "module", "regime", "predicted_regime", "skipped", "device"}
-UNCHANGED = ("call_overhead", "double_the_batch", "profile_batches", "profiler_trace", "reduce_overhead_demo",
-             "python_ops_per_second")
 
 
 # --- the devices ------------------------------------------------------------------------------
@@ -104,6 +104,18 @@ class Pair:
         roof = Roofline.from_device(self.dst, dtype if dtype in FLOAT_TYPES else "float32", tensor)
         return roof.with_ceilings(name=name or self.dst.name)
 
+    def ceiling(self, flops, nbytes, dtype="float32", tensor=False) -> float:
+        """The share of the target's binding roof for these costs that the H200's best kernels reached
+        on the H200's (its measure_roofline: best STREAM over DRAM, best matmul of that path over its peak)."""
+        from brrr.experiments.roofline import _ceiling_label
+        measured = SOURCE_RUNS()["measure_roofline"].meta
+        if (nbytes or 0) / self.dst.peak_bandwidth >= (flops or 0) / self.peak(self.dst, dtype, tensor):
+            return measured["peak_bandwidth"] / self.src.peak_bandwidth
+        dtype = dtype if dtype in FLOAT_TYPES[1:] else "float16" if dtype == "int8" else "float32"
+        tensor = tensor and self.dst.has_tensor_cores(dtype)
+        label = _ceiling_label({"kind": "compute", "dtype": dtype, "tensor_cores": tensor})
+        return measured["compute_ceilings"].get(label, measured["peak_flops"]) / self.peak(self.src, dtype, tensor)
+
     def rename(self, text: str) -> str:
         return text.replace(self.src.name, self.dst.name) if isinstance(text, str) else text
 
@@ -118,15 +130,17 @@ class Pair:
         return None
 
 
-def factor(seconds: float, r_src: float, r_dst: float, fixed: float = 0.0) -> float:
+def factor(seconds: float, r_src: float, r_dst: float, fixed: float = 0.0, ceiling: float = 1.0) -> float:
     """Target seconds per H200 second of a call that took ``seconds`` with roofline time ``r_src``
-    (``r_dst`` on the target) and a fixed cost ``fixed``: ``(fixed + r_dst) / (fixed + r_src)``, at
-    least the target's roofline time; a call above its roof scales by ``r_dst / r_src``."""
+    (``r_dst`` on the target) and a fixed cost ``fixed``: ``(fixed + r_dst) / (fixed + r_src)``, but
+    no closer to the target's roof than the H200's own record or, where that was closer, than the
+    ``ceiling`` (the share of that roof the H200's best kernels reached); a call above its roof
+    scales by ``r_dst / r_src``."""
     if not r_src:
         return 1.0
     if seconds < r_src:
         return r_dst / r_src
-    return max((fixed + r_dst) / (fixed + r_src), r_dst / seconds)
+    return max((fixed + r_dst) / (fixed + r_src), min(r_dst / r_src, r_dst / ceiling / seconds))
 
 
 # --- records ----------------------------------------------------------------------------------
@@ -134,7 +148,7 @@ def factor(seconds: float, r_src: float, r_dst: float, fixed: float = 0.0) -> fl
 def retime(rec: dict, k: float) -> dict:
     """``rec`` with its times multiplied by ``k`` and its rates divided by it (the floor is fixed)."""
     for key in TIMES:
-        if isinstance(rec.get(key), (int, float)) and rec[key] is not None:
+        if isinstance(rec.get(key), (int, float)):
             rec[key] = rec[key] * k
     for key in RATES:
         if isinstance(rec.get(key), (int, float)):
@@ -172,7 +186,7 @@ def fixed_costs(records: list, bounds: list) -> list:
     from brrr.claims import UNEXPLAINED
     groups: dict = {}
     for rec, r_src in zip(records, bounds):
-        groups.setdefault(series(rec), []).append((rec["seconds"] or math.inf, r_src))
+        groups.setdefault(series(rec), []).append((rec.get("seconds") or math.inf, r_src))
     flat = {}
     for key, calls in groups.items():
         seconds, r_src = min(calls)
@@ -222,9 +236,8 @@ def derive(rec: dict, pair: Pair, dtype: str, tensor: bool, r_dst: float, overhe
         rec["peak_source"] = pair.line + _source_suffix(rec["peak_source"], pair, dtype, tensor)
     if "warnings" in rec and t:
         rec["warnings"] = warnings(rec, pair)
-    rec["device"] = pair.rename(rec["device"]) if "device" in rec else None
-    if rec["device"] is None:
-        del rec["device"]
+    if "device" in rec:
+        rec["device"] = pair.rename(rec["device"])
     return rec
 
 
@@ -247,33 +260,30 @@ def demote(rec: dict, pair: Pair, notes: list) -> None:
             notes.append(note)
 
 
-def rescale_records(records: list, pair: Pair, notes: list, fixed=None, bound=None, general=None) -> list:
+def rescale_records(records: list, pair: Pair, notes: list, fixed=None, bound=None, general=None) -> None:
     """Every record with costs retimed and re-derived (see the module's rules); records that ran on
     the CPU (host-side) or have no costs keep their times. ``notes``: the result's, for a path the
     target lacks; ``fixed``: one fixed cost for every record (default :func:`fixed_costs`);
     ``bound(device, rec, dtype, tensor)``: roofline seconds (default :meth:`Pair.bound`);
     ``general(rec)``: the target's record of the same call on general math, whose time a record on
-    tensor cores the target lacks takes. Returns the time factors."""
+    tensor cores the target lacks takes."""
     bound = bound or (lambda dev, rec, dt, tc: pair.bound(dev, rec.get("flops"), rec.get("nbytes"), dt, tc))
     paths = [path(rec, pair) for rec in records]
     timed = [rec.get("backend") != "cpu" and rec.get("seconds") is not None for rec in records]
     bounds = [bound(pair.src, rec, dt, tc) if ok else 0.0 for rec, (dt, tc), ok in zip(records, paths, timed)]
     costs = [fixed] * len(records) if fixed is not None else fixed_costs(records, bounds)
-    factors = []
     for rec, (dt, tc), r_src, c, ok in zip(records, paths, bounds, costs, timed):
         if not ok:
-            factors.append(1.0)
             continue
         demote(rec, pair, notes)
         r_dst = bound(pair.dst, rec, dt, rec.get("tensor_cores", tc))
-        k = factor(rec["seconds"], r_src, r_dst, c)
+        k = factor(rec["seconds"], r_src, r_dst, c,
+                   pair.ceiling(rec.get("flops"), rec.get("nbytes"), dt, rec.get("tensor_cores", tc)))
         same = general(rec) if general and tc and not pair.dst.has_tensor_cores(dt) else None
         if same is not None:
             k = same["seconds"] / rec["seconds"]
         retime(rec, k)
         derive(rec, pair, dt, rec.get("tensor_cores", tc), r_dst, fixed)
-        factors.append(k)
-    return factors
 
 
 # --- meta -------------------------------------------------------------------------------------
@@ -312,7 +322,7 @@ def rescale(result: Result, pair: Pair, done: dict) -> Result:
     hook = HOOKS.get(result.name)
     if hook is not None:
         hook(out, pair, done)
-    elif result.name not in UNCHANGED:
+    else:       # records without costs (host-side, overhead-bound demos) keep their times
         rescale_records(out.records, pair, notes(out))
     return out
 
@@ -502,10 +512,12 @@ def _precision(result, pair, done):
 
         def total(dev, rows):
             return sum(pair.bound(dev, r["flops"], r["nbytes"] / 2, low, r["category"] == "matmul") for r in rows)
+
+        def k(seconds, rows):
+            ceiling = pair.ceiling(rec["flops"], rec["nbytes"], low, True)
+            return factor(seconds, total(pair.src, rows), total(pair.dst, rows), c * len(rows), ceiling)
         mm = [r for r in src.records if r["category"] == "matmul"]
-        k_mm = factor(rec["matmul_seconds"], total(pair.src, mm), total(pair.dst, mm), c * len(mm))
-        k_all = factor(rec["seconds"], total(pair.src, src.records), total(pair.dst, src.records),
-                       c * len(src.records))
+        k_mm, k_all = k(rec["matmul_seconds"], mm), k(rec["seconds"], src.records)
         rec.update(matmul_seconds=rec["matmul_seconds"] * k_mm, matmul_roofline_seconds=total(pair.dst, mm),
                    seconds=rec["seconds"] * k_all, model_seconds=rec["model_seconds"] * k_all)
 
