@@ -459,9 +459,12 @@ def _async(result, pair, done):
 
 
 def _steps(result, pair, done):
-    """Chapter 8's steps: each regime's share of the step's profiled time scales by its ratio; a
-    16-bit step runs the target's autocast type (float16 without BF16 tensor cores); kept or undone
-    by time per token, as :func:`brrr.experiments.capstone.run_steps` decides."""
+    """Chapter 8's steps: each regime's share of the step's profiled time scales by its ratio (a step
+    whose profile the set holds, ``capstone_profile_<step>``, takes that rescaled table's shares and
+    time factor); a 16-bit step runs the target's autocast type (float16 without BF16 tensor cores);
+    kept or undone by time per token, as :func:`brrr.experiments.capstone.run_steps` decides."""
+    from brrr.experiments.capstone import _regimes
+    from brrr.reference import as_frame
     low = "bfloat16" if pair.dst.has_tensor_cores("bfloat16") else "float16"
     src_low = result.meta["autocast_dtype"]
     result.meta["autocast_dtype"] = low
@@ -473,12 +476,17 @@ def _steps(result, pair, done):
         ratios = {"compute-bound": pair.peak(pair.src, rec["dtype"], tensor) /
                   pair.peak(pair.dst, low if tensor else "float32", tensor),
                   "memory-bound": pair.src.peak_bandwidth / pair.dst.peak_bandwidth}
-        grown = {k: v * ratios.get(k, 1.0) for k, v in rec["regime_shares"].items()}
-        k = sum(grown.values()) or 1.0
+        grown = {r: v * ratios.get(r, 1.0) for r, v in rec["regime_shares"].items()}
+        k, shares = sum(grown.values()) or 1.0, None
+        table = done.get(f"capstone_profile_{rec['step']}")
+        if table is not None:
+            before = SOURCE_RUNS()[table.name].records
+            k = sum(r["seconds"] for r in table.records) / sum(r["seconds"] for r in before)
+            shares = _regimes(as_frame(table))
         rec["dtype"] = low if rec["dtype"] == src_low else rec["dtype"]
         peak = pair.peak(pair.dst, rec["dtype"], tensor)
         retime(rec, max(k, rec["flops"] / peak / rec["seconds"]))
-        rec.update(regime_shares={r: v / k for r, v in grown.items()}, peak_flops=peak,
+        rec.update(regime_shares=shares or {r: v / k for r, v in grown.items()}, peak_flops=peak,
                    mfu=rec["flops_per_second"] / peak, builds_on=kept["step"] if kept else None)
         rec["regime"] = max(rec["regime_shares"], key=rec["regime_shares"].get)
         rec["kept"] = kept is None or rec["seconds_per_token"] <= kept["seconds_per_token"]
