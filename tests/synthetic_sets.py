@@ -37,6 +37,8 @@ Every record of the NVIDIA H200 set becomes the record the target would have mad
 """
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import json
 import math
@@ -108,7 +110,7 @@ class Pair:
         """The share of the target's binding roof for these costs that the H200's best kernels reached
         on the H200's (its measure_roofline: best STREAM over DRAM, best matmul of that path over its peak)."""
         from brrr.experiments.roofline import _ceiling_label
-        measured = SOURCE_RUNS()["measure_roofline"].meta
+        measured = source_runs()["measure_roofline"].meta
         if (nbytes or 0) / self.dst.peak_bandwidth >= (flops or 0) / self.peak(self.dst, dtype, tensor):
             return measured["peak_bandwidth"] / self.src.peak_bandwidth
         dtype = dtype if dtype in FLOAT_TYPES[1:] else "float16" if dtype == "int8" else "float32"
@@ -318,7 +320,7 @@ def notes(result: Result) -> list:
 
 def rescale(result: Result, pair: Pair, done: dict) -> Result:
     """The target's version of one H200 record (``done``: the target's records made so far)."""
-    out = Result(result.name, [dict(r) for r in result.records], rescale_meta(result.meta, pair))
+    out = Result(result.name, copy.deepcopy(result.records), rescale_meta(copy.deepcopy(result.meta), pair))
     hook = HOOKS.get(result.name)
     if hook is not None:
         hook(out, pair, done)
@@ -360,7 +362,7 @@ def _dtype_roofline(result, pair, done):
     a 16-bit matmul the target has no tensor cores for runs as fast as float32 on general math."""
     from brrr.experiments.dtypes import pointwise_counts, sizes
     elements = sizes(pair.dst, quick=bool(result.meta.get("quick")))["elements"]
-    src = [dict(r) for r in result.records]
+    src = copy.deepcopy(result.records)
     for rec in result.records:
         if rec["op"] == "pointwise":
             rec["size"] = elements
@@ -419,7 +421,7 @@ def _time_vs_size(result, pair, done):
 def _profile(result, pair, done):
     """A profile table: each row's fixed cost is the dispatch cost the table's regimes use; the whole
     model's time scales as its rows' sum."""
-    attrs = result.meta["attrs"] = dict(result.meta["attrs"])
+    attrs = result.meta["attrs"]
     before = sum(r["seconds"] for r in result.records)
     rescale_records(result.records, pair, notes(result), fixed=attrs["overhead_seconds"])
     k = sum(r["seconds"] for r in result.records) / before
@@ -480,7 +482,7 @@ def _steps(result, pair, done):
         k, shares = sum(grown.values()) or 1.0, None
         table = done.get(f"capstone_profile_{rec['step']}")
         if table is not None:
-            before = SOURCE_RUNS()[table.name].records
+            before = source_runs()[table.name].records
             k = sum(r["seconds"] for r in table.records) / sum(r["seconds"] for r in before)
             shares = _regimes(as_frame(table))
         rec["dtype"] = low if rec["dtype"] == src_low else rec["dtype"]
@@ -496,7 +498,7 @@ def _steps(result, pair, done):
 def _follow(name):
     """A remedy timing the block that profile ``name`` profiled: its time scales as that model's."""
     def hook(result, pair, done):
-        k = done[name].meta["attrs"]["model_seconds"] / SOURCE_RUNS()[name].meta["attrs"]["model_seconds"]
+        k = done[name].meta["attrs"]["model_seconds"] / source_runs()[name].meta["attrs"]["model_seconds"]
         for rec in result.records:
             retime(rec, k)
     return hook
@@ -506,7 +508,7 @@ def _precision(result, pair, done):
     """Chapter 7's precision remedy: float32 is profile_eval's table (its sums); the 16-bit record's
     totals scale as its rows would (dispatch cost per row plus roofline time, bytes halved)."""
     table = done["profile_eval"]
-    src = SOURCE_RUNS()["profile_eval"]
+    src = source_runs()["profile_eval"]
     c = src.meta["attrs"]["overhead_seconds"]
     for rec in result.records:
         if rec["dtype"] == "float32":
@@ -571,7 +573,7 @@ def _bandwidth_vs_size(result, pair, done):
     H200's at the same place relative to its L2, times the bandwidth ratio; never faster than the
     H200's at the same absolute size (the launch and the latency)."""
     from brrr.experiments.bandwidth import default_working_sets
-    src = sorted(SOURCE_RUNS()["bandwidth_vs_size"].records, key=lambda r: r["working_set"])
+    src = sorted(source_runs()["bandwidth_vs_size"].records, key=lambda r: r["working_set"])
     sets, rates, times = ([r[k] for r in src] for k in ("working_set", "gbps", "seconds"))
     scale = pair.dst.l2_bytes and pair.src.l2_bytes / pair.dst.l2_bytes
     ratio = pair.dst.peak_bandwidth / pair.src.peak_bandwidth
@@ -591,11 +593,11 @@ def _bandwidth_vs_parallelism(result, pair, done):
     (:func:`default_elements`): the H200's bandwidth at that many blocks (latency-bound: each block's
     loads in flight, and the latency, taken as alike), at most its best fraction of the target's roof."""
     from brrr.experiments.latency import ARRAY_FACTOR, default_blocks, default_elements
-    src = sorted(SOURCE_RUNS()["bandwidth_vs_parallelism"].records, key=lambda r: r["parallelism"])
+    src = sorted(source_runs()["bandwidth_vs_parallelism"].records, key=lambda r: r["parallelism"])
     ps, rates = [r["parallelism"] for r in src], [r["gbps"] for r in src]
     ceiling = max(r["fraction_of_roof"] for r in src) * pair.dst.peak_bandwidth
     n = default_elements(pair.dst, quick=bool(result.meta.get("quick")))
-    latency = result.meta["latency"] = dict(result.meta["latency"])
+    latency = result.meta["latency"]
     latency["buffer_bytes"] = max(ARRAY_FACTOR * pair.dst.l2_bytes, 64 * 2 ** 20)
     out = []
     for p in default_blocks(pair.dst.sm_count):
@@ -627,15 +629,12 @@ FOLLOWERS = ("compile_block", "profile_precision", "matmul_tensor_cores", "dtype
 
 # --- the sets ---------------------------------------------------------------------------------
 
-def SOURCE_RUNS() -> dict:
-    """{experiment: Result} of the H200 set (read once)."""
-    global _RUNS
-    if _RUNS is None:
-        _RUNS = {p.stem: Result.load(str(p)) for p in sorted(SOURCE_SET.glob("*.json"))}
-    return _RUNS
+@functools.lru_cache(maxsize=None)
+def source_runs() -> dict:
+    """{experiment: Result} of the H200 set (read once; never changed: :func:`rescale` copies)."""
+    return {p.stem: Result.load(str(p)) for p in sorted(SOURCE_SET.glob("*.json"))}
 
 
-_RUNS = None
 LAYER_COLUMNS = ("macs", "weights", "in_elements", "out_elements", "blobs", "category")   # what predict() reads
 
 
@@ -649,7 +648,7 @@ def network_layers(out: Path) -> dict:
         from brrr import models
         from brrr.intensity_networks import model_intensity
         tables = {}
-        for rec in SOURCE_RUNS()["network_predictions"].records:
+        for rec in source_runs()["network_predictions"].records:
             with torch.device("meta"):
                 counted = model_intensity(models.get(rec["key"]), (1, *models.INPUT_SHAPES[rec["key"]][1:]))
             tables[rec["key"]] = counted.layers[list(LAYER_COLUMNS)].to_dict("list")
@@ -660,7 +659,7 @@ def network_layers(out: Path) -> dict:
 
 def make_set(label: str, folder: Path) -> Path:
     """Write the synthetic set ``label`` of :data:`DEVICES` into ``folder``."""
-    runs = SOURCE_RUNS()
+    runs = source_runs()
     first = next(iter(runs.values()))
     date = max(r.meta.get("date", "")[:10] for r in runs.values())
     pair = Pair(source(first.meta["device"]), target(DEVICES[label]), date, cache=folder.parent)

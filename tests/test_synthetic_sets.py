@@ -1,5 +1,5 @@
-"""The synthetic sets (tests/synthetic_sets.py): the spec's device, no rate above its roof, derived
-fields that agree with their times, times that scale by the regime of what was timed, never shipped."""
+"""The synthetic sets (tests/synthetic_sets.py): the spec's device, never shipped; no rate above its roof;
+derived fields that agree with their times; times that scale by the regime of what was timed."""
 import math
 import sys
 from pathlib import Path
@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import synthetic_sets  # noqa: E402
 
 LABELS = list(synthetic_sets.DEVICES)
-H200 = synthetic_sets.SOURCE_RUNS
+H200 = synthetic_sets.source_runs
 FLOATS, BOTH = ("float32", "float16", "bfloat16"), (False, True)
 COSTED = lambda r: r.get("seconds") and (r.get("flops") or r.get("nbytes"))  # noqa: E731
 
@@ -26,8 +26,8 @@ COSTED = lambda r: r.get("seconds") and (r.get("flops") or r.get("nbytes"))  # n
 @pytest.fixture(scope="module")
 def sets() -> dict:
     """{label: {experiment: Result}} (made again only where out of date)."""
-    folders = synthetic_sets.make_all(OUT)
-    return {label: {p.stem: Result.load(str(p)) for p in sorted(f.glob("*.json"))} for label, f in folders.items()}
+    return {label: {p.stem: Result.load(str(p)) for p in sorted(f.glob("*.json"))}
+            for label, f in synthetic_sets.make_all(OUT).items()}
 
 
 def devices(label) -> tuple:
@@ -43,15 +43,19 @@ def use_of_roof(dev, rec) -> float:
 
 
 @pytest.mark.parametrize("label", LABELS)
-def test_the_device_is_the_spec_sheets_and_says_it_is_synthetic(sets, label):
+def test_the_device_is_the_spec_sheets_says_it_is_synthetic_and_is_never_shipped(sets, label):
     spec = specs.GPU_SPECS[synthetic_sets.DEVICES[label]]
     dev = devices(label)[1]
     assert (dev.spec, dev.sm_count, dev.l2_bytes) == (spec, spec.sm_count, spec.l2_bytes)
+    assert label not in reference.record_sets() and reference.REFERENCE_DIR not in OUT.parents
+    assert dev.name not in {r.meta["device"]["name"] for r in reference.load("matmul_vs_size")}
     assert set(sets[label]) == set(H200())
     for run in sets[label].values():
         assert run.meta["synthetic"] is True and run.meta["device"] == sets[label]["matmul_vs_size"].meta["device"]
         source = run.meta["device"]["source"]
         assert source.startswith("synthetic:") and "not a measurement" in source
+        assert not [t for t in synthetic_sets.DEVICES.values() if t != synthetic_sets.DEVICES[label]
+                    and synthetic_sets.target(t).name in str(run.meta)], f"{run.name} names another target"
 
 
 @pytest.mark.parametrize("label", LABELS)
@@ -97,33 +101,26 @@ def test_derived_fields_agree_with_their_times_and_peaks(sets, label):
     assert knee.meta["measured_knee"] == measured_knee(knee.records, "fused")
 
 
-def scaling(sets, label, name, rec) -> tuple:
-    """(target seconds / H200 seconds, ``rec``) of the H200 record ``rec`` of ``name`` and the target's
-    record of the same call (the same words, flags and sizes)."""
+def scaling(sets, label, name, rec) -> float:
+    """Target seconds over H200 seconds of the H200 record ``rec`` of ``name`` (the same words, flags, sizes)."""
     ident = {k: v for k, v in rec.items() if isinstance(v, (str, bool, int)) and k not in ("device", "warnings")}
     same = [r for r in sets[label][name].records if all(r.get(k) == v for k, v in ident.items())]
     assert len(same) == 1, (name, ident)
-    return same[0]["seconds"] / rec["seconds"], rec
+    return same[0]["seconds"] / rec["seconds"]
 
 
 @pytest.mark.parametrize("label", LABELS)
 def test_memory_bound_time_scales_by_bandwidth_and_compute_bound_by_flops(sets, label):
     src, dev = devices(label)
     for name in ("measure_roofline", "elementwise_vs_matmul"):
-        memory = [r for r in H200()[name].records if not r["flops"] or r["intensity"] < 1]
-        k, rec = scaling(sets, label, name, max(memory, key=lambda r: r["nbytes"] / r["seconds"]))
+        rec = max((r for r in H200()[name].records if not r["flops"] or r["intensity"] < 1),
+                  key=lambda r: r["nbytes"] / r["seconds"])                     # the fastest memory-bound call
         fixed_share = rec["floor_seconds"] / (rec["nbytes"] / src.peak_bandwidth)    # a fixed cost does not scale
-        assert k == pytest.approx(src.peak_bandwidth / dev.peak_bandwidth, rel=fixed_share)
-        general = [r for r in H200()[name].records if r["dtype"] == "float32" and not r["tensor_cores"]]
-        k, rec = scaling(sets, label, name, max(general, key=lambda r: r["flops"]))
-        assert k == pytest.approx(src.peak_flops("float32") / dev.peak_flops("float32"), rel=1e-3)
-
-
-def test_the_synthetic_sets_are_never_shipped_nor_drawn_beside_a_run(sets):
-    assert not set(LABELS) & set(reference.record_sets())
-    names = {r.meta["device"]["name"] for r in reference.load("matmul_vs_size")}
-    assert not names & {synthetic_sets.target(k).name for k in synthetic_sets.DEVICES.values()}
-    assert all(reference.REFERENCE_DIR not in f.parents for f in synthetic_sets.make_all(OUT).values())
+        bandwidth = src.peak_bandwidth / dev.peak_bandwidth
+        assert scaling(sets, label, name, rec) == pytest.approx(bandwidth, rel=fixed_share)
+        rec = max((r for r in H200()[name].records if r["dtype"] == "float32" and not r["tensor_cores"]),
+                  key=lambda r: r["flops"])                                     # the largest FP32 matmul
+        assert scaling(sets, label, name, rec) == pytest.approx(src.peak_flops() / dev.peak_flops(), rel=1e-3)
 
 
 def test_a_path_the_target_lacks_runs_general_math_or_not_at_all(sets):
