@@ -130,6 +130,10 @@ def _replayed_sentence(dev) -> str:
     """The opening of a replayed page: which recorded run it shows, and how to measure one's own."""
     from .reference import replay_summary
     run = replay_summary()
+    if str(run["device"].get("source", "")).startswith("synthetic"):
+        return (f"**Not a measurement: {run['device']['source'].removeprefix('synthetic: ')}**, made to test "
+                "that every sentence of the book holds on a device no one here has measured. Open this "
+                "chapter in Colab (the launch button at the top of the page) to measure your own GPU.")
     versions = ", ".join(f"{k} {v}" for k, v in run["versions"].items()
                         if k in (("torch", "cupy") if dev.on_gpu else ("torch", "numpy")))
     roofs = (f"its roofs come from the {dev.name}'s spec sheet (`brrr.specs`)" if dev.on_gpu else
