@@ -439,9 +439,12 @@ def _networks(result, pair, done):
     src_roof, dst_roof = Roofline.from_device(pair.src), pair.roof(name=f"{pair.dst.name} spec sheet")
 
     def ratios(rec):
-        src, dst = (predict(layers[rec["key"]], rec["macs"], rec["weights"], rec["activations"], rec["di"], roof)
+        src, dst = (predict(layers[rec["key"]], rec["macs"], rec["weights"], rec["activations"], roof)
                     for roof in (src_roof, dst_roof))
-        return {key: dst[key] / src[key] for key in ("compute_seconds", *PREDICTIONS)}
+        out = {key: dst[key] / src[key] for key in ("compute_seconds", *PREDICTIONS)}
+        if "di_seconds" in rec:     # a record made when DI was turned into a time: scaled as AI_c's
+            out["di_seconds"] = out["ai_c_seconds"]
+        return out
     ratio = {rec["key"]: ratios(rec) for rec in result.records}
 
     def bound(dev, rec, dtype, tensor):
