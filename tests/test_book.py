@@ -163,6 +163,13 @@ def test_toc_lists_every_chapter():
     assert [f"chapters/{c}" for c in CHAPTERS] == [f for f in files if f.startswith("chapters/")]
 
 
+def test_every_cell_of_the_books_notebooks_has_an_id():
+    """nbformat 4.5 gives each cell an id, and will refuse cells without one."""
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "book").glob("*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        assert all("id" in c for c in cells), f"{path.name} has cells without an id"
+
+
 @slow
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_page(book, chapter):
