@@ -202,3 +202,10 @@ def test_fill_puts_each_claim_in_its_slot():
                     bytes=c.Value(2 ** 29, "B"), least=c.Value(1.1e-4, "s"), regime="memory-bound")
     assert filled.text == "The copy moves 512 MiB in at least 110 µs: it is memory-bound."
     assert [type(x).__name__ for x in filled.claims] == ["Value", "Value"]
+
+
+def test_a_share_keeps_the_order_of_its_parts_through_a_notebooks_metadata():
+    import json
+    made = c.Share(1.0, {"z": 0.5, "a": 0.2}, "of it")
+    back = c.check_all(json.loads(json.dumps(made.to_dict(), sort_keys=True)))     # nbformat sorts keys
+    assert back.text() == made.text() and list(back.parts) == ["z", "a"]

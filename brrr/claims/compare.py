@@ -94,7 +94,12 @@ class Share(Claim):
         self.whole = finite("Share", "whole", self.whole)
         if not self.parts:
             raise ValueError("Share: parts must name at least one part")
-        self.parts = {k: finite("Share", f"parts[{k!r}]", v, positive=False) for k, v in self.parts.items()}
+        pairs = self.parts.items() if isinstance(self.parts, dict) else self.parts   # [[name, value]], as to_dict writes
+        self.parts = {k: finite("Share", f"parts[{k!r}]", v, positive=False) for k, v in pairs}
+
+    def to_dict(self) -> dict:
+        """As :meth:`Claim.to_dict`, its parts as [name, value] pairs: a notebook's metadata sorts a dict's keys."""
+        return {**super().to_dict(), "parts": [[k, v] for k, v in self.parts.items()]}
 
     def _named(self) -> list:
         if self.unit == "count":
