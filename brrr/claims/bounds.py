@@ -65,7 +65,8 @@ class Bound(Claim):
 
     def check(self):
         said = self.text()
-        agrees(said.split(f"{cap(self.subject)} ", 1)[1].split(" ", 2)[2], self.share)
+        words = said.split(f"{cap(self.subject)} ", 1)[1].split(" ", 2)    # 'ran at 73% ...' or 'reached 61% of ...'
+        agrees(words[1] if words[0] == "reached" else words[2], self.share)
         if (self.outcome == "above") != ("above the roof" in said):
             raise ClaimError(f"a share of {self.share} flagged wrongly: {said!r}")
         if self.mfu and f"of {quantity(self.allowed, self.unit)}" not in said:
