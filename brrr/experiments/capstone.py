@@ -378,4 +378,19 @@ def dominant(record) -> Optional[str]:
     return max(record["regime_shares"], key=record["regime_shares"].get)
 
 
+def regime_moves(run) -> dict:
+    """{'moved' | 'stayed' | 'no one regime': [labels]} of the steps after the first with a profile of their
+    own, each against the last configuration before it with one (:func:`dominant`); a mover's label says
+    from which regime to which."""
+    out = {"moved": [], "stayed": [], "no one regime": []}
+    for r in [r for r in measured(run)[1:] if profiled(r)]:
+        before = previous(run, r["step"])
+        while before is not None and before["step"] in COMPILED_ONLY:
+            before = previous(run, before["step"])
+        now, then = dominant(r), dominant(before) if before else None
+        kind = "no one regime" if None in (now, then) else "moved" if now != then else "stayed"
+        out[kind].append(f"{r['label']}, from {then} to {now}" if kind == "moved" else r["label"])
+    return out
+
+
 from .capstone_table import REGIME_COLUMNS, steps_table  # noqa: E402,F401 (the steps' table, public here too)
