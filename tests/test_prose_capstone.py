@@ -159,6 +159,16 @@ def test_worked_problems_3_4_and_6_take_their_shares_from_the_records():
     assert "h" not in vocab and "Missing" in kinds(capstone.vocab_answer(vocab, cpu))     # the step did not run
 
 
+def test_a_bound_is_checked_against_the_step_it_was_worked_out_over():
+    """Step 5's bound is a speed-up over step 4, even where step 4 was undone and step 5 built on step 2."""
+    run = Result.load(str(ROOT / "tests" / "data" / "records" / "quick" / "amd-epyc-2-threads" / "capstone_steps.json"))
+    steps, run.meta["reference"] = steps_lib.by_step(run), False
+    assert steps["cast"]["builds_on"] == "batch" and not steps["autocast"]["kept"]
+    gain, against, *_ = capstone.gain_check("cast", {"speedup": 1.2})(run)
+    assert gain.base == steps["batch"]["seconds_per_token"] and against.base == 1.2
+    assert against.value == steps["autocast"]["seconds_per_token"] / steps["cast"]["seconds_per_token"]
+
+
 def test_worked_problem_6_bounds_the_step_by_the_heads_share_of_the_profile_it_changed():
     run = record("amd-epyc-2-threads", "capstone_steps")
     run.records = [dict(r) for r in run.records]

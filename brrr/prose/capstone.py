@@ -10,7 +10,8 @@ from ..experiments.capstone import (STEP_KEYS, by_step, measured, mfu, mfu_peak,
 
 LAUNCHES = ("Replaying the pass as one graph removes the host's cost of launching each kernel, so those "
             "launches were not what set this pass's time.")
-COSTS = {"matmul": "the matmuls", "loss": "the loss", "norm": "LayerNorm", "optimizer": "the optimizer's update"}
+COSTS = {"matmul": "the matmuls", "loss": "the loss", "norm": "LayerNorm", "optimizer": "the optimizer's update",
+         "other": "other kernels"}
 
 
 def _v(value, unit=""):
@@ -156,8 +157,8 @@ def ridge_answer(n):
     return fill(RIDGE, per_token=_v(n["per_token"], "count"), nbytes=_v(n["nbytes"], "B"),
                 ridge=_v(n["ridge"], "FLOP/byte"), approx=_v(2 * n["ridge"]), n_star=_v(n["n_star"]), seq=n["seq"],
                 batch=n["batch"], tokens=_v(n["tokens"], "count"), flops=_v(n["flops"], "FLOP"),
-                least=_v(n["least"], "s"), growth=_v(n["least"] / n["few_least"], "x"),
-                regime=_regime(n, f"counting its {n['calls']} operator calls too, the call"), ref=n["ref"].name,
+                least=_v(n["least"], "s"), growth=_v(n["least"] / n["few_least"], "x"), ref=n["ref"].name,
+                regime=_regime(n, f"counting its {n['calls']} operator calls too, the call" if n["fixed"] else "the call"),
                 ref_ridge=_v(n["ref_ridge"]), ref_n=_v(n["ref_n"]), bf16_ridge=_v(n["bf16_ridge"]), bf16_n=_v(n["bf16_n"]))
 
 
@@ -235,19 +236,20 @@ def gain_check(key: str, n):
         if lacks:
             return [lacks] if not run.meta.get("reference") else []
         r, before = by_step(run)[key], previous(run, key)
+        base = by_step(run).get({"tf32": "batch", "cast": "autocast"}.get(key)) or before   # what the bound is over
         bound = n.get("speedup" if key == "cast" else "bound") if n.get("where", "this device") == "this device" else None
         claims = [Compare(f"per token, step {STEP_KEYS.index(key) + 1} ({r['label']})", r["seconds_per_token"],
                           f"{before['label']}, the configuration it changed", before["seconds_per_token"], name="gain"),
-                  Compare("that speed-up", before["seconds_per_token"] / r["seconds_per_token"], "the bound", bound,
-                          unit="x", name="against the bound") if bound else None]
-        if key == "vocab" and r.get("head_seconds") and before.get("head_seconds"):
+                  Compare(f"its speed-up over {base['label']}", base["seconds_per_token"] / r["seconds_per_token"],
+                          "the bound", bound, unit="x", name="against the bound") if bound and base.get("seconds") else None]
+        if key == "vocab" and r.get("head_seconds") and base.get("head_seconds"):
             claims.append(Compare("in the profiles, the padded head's matmul", r["head_seconds"], "the unpadded one",
-                                  before["head_seconds"], name="head"))
-        if key == "cast" and r.get("category_seconds") and before.get("category_seconds"):
-            mm, was = r["category_seconds"].get("matmul", 0.0), before["category_seconds"].get("matmul", 0.0)
-            claims += [Compare("in the profiles, its matmuls", mm, f"those of {before['label']}", was, name="matmuls"),
+                                  base["head_seconds"], name="head"))
+        if key == "cast" and r.get("category_seconds") and base.get("category_seconds"):
+            mm, was = r["category_seconds"].get("matmul", 0.0), base["category_seconds"].get("matmul", 0.0)
+            claims += [Compare("in the profiles, its matmuls", mm, f"those of {base['label']}", was, name="matmuls"),
                        Compare("everything else in it (the casts included)", r["profile_seconds"] - mm,
-                               f"in {before['label']}", before["profile_seconds"] - was, name="the rest")]
+                               f"in {base['label']}", base["profile_seconds"] - was, name="the rest")]
         return claims
     return claims_of
 
