@@ -33,7 +33,7 @@ def measure(cfg, batch: int, seq: int, device: str, dtype: str = "bfloat16", mod
     ``batch`` × ``seq`` tokens, weights in ``dtype``, with SDPA, each mode compiled afresh with no cache."""
     import torch
     from brrr.arrays import torch_dtype
-    from brrr.experiments.capstone import _error
+    from brrr.experiments.capstone import error_words
     from brrr.experiments.wallclock import wall_time_per_call
     from brrr.gpt import GPT, tokens
     model = GPT(cfg).eval().to(device, dtype=torch_dtype(dtype))
@@ -66,7 +66,7 @@ def measure(cfg, batch: int, seq: int, device: str, dtype: str = "bfloat16", mod
             sync()
             out[mode] = (compile_seconds, wall_time_per_call(call, backend, budget=budget)["seconds"])
         except Exception as exc:  # noqa: BLE001 - a mode this machine cannot compile or fit: say so, go on
-            out[mode] = _error(exc)
+            out[mode] = error_words(exc)
         torch._dynamo.reset()
         if backend == "cuda":
             torch.cuda.empty_cache()

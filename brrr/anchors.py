@@ -1,8 +1,9 @@
 """Published GPT-2-small (124M) throughputs to set a page's own numbers beside.
 
 :data:`ANCHORS` holds each figure as its source states it (with the line it is read from),
-:func:`anchors_table` puts them in one table with this page's rows, tokens/s per GPU, and
-:func:`differences` says, from the fields alone, how the published runs differ from the page's.
+:func:`anchors_table` puts them in one table with this page's rows (:func:`page_rows`), tokens/s per GPU,
+and :func:`peaks` gives the bfloat16 tensor-core peak of each anchor's GPU (:mod:`brrr.specs`), the peak
+their MFU is against, to set beside the page's own.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ class Anchor:
     mfu: str = ""         # MFU as stated ('' where none is)
     mfu_peak: str = ""    # the peak that MFU is a share of
     mfu_source: str = ""  # where the MFU is stated, if not at url
+    spec: str = ""        # the GPU's key in brrr.specs.GPU_SPECS
 
 
 ANCHORS = (
@@ -45,7 +47,7 @@ ANCHORS = (
            "2023-02-04", "one training iteration (forward, backward, AdamW) of 20 × 5 sequences of 1024 tokens",
            tokens_per_second=20 * 5 * 1024 / 0.755,
            derivation="20 × 5 sequences × 1024 tokens ÷ 0.755 s per iteration, the notebook's figures",
-           mfu="37.14%", mfu_peak="A100 bf16 tensor cores, 312 TFLOPS"),
+           mfu="37.14%", mfu_peak="A100 bf16 tensor cores, 312 TFLOPS", spec="A100-40GB"),
     Anchor("llm.c", "train_gpt2cu, GPT-2 124M repro", 300, "ms per step of 524,288 tokens (about)",
            "# 18,865 steps of 524,288 tokens/step / # on 8X A100 80GB SXM ($14/hr) steps in ~300ms/iter; "
            "discussion #481: 'With llm.c, which is quite efficient at up to ~60% model flops utilization, "
@@ -56,7 +58,7 @@ ANCHORS = (
            tokens_per_second=524_288 / 0.300,
            derivation="524,288 tokens per step ÷ ~300 ms per step, the script's figures",
            mfu="up to ~60%", mfu_peak="bf16 tensor cores (llm.c prints 'bf16 MFU')",
-           mfu_source=_LLMC + "discussions/481"),
+           mfu_source=_LLMC + "discussions/481", spec="A100-80GB-SXM"),
     Anchor("modded-nanogpt", "record #21, re-timed", 2.997, "minutes to ≤3.28 FineWeb val loss",
            "21 | 2.997 minutes | 21st record with new timing | 02/01/25 | [log] | not a new record, just "
            "re-timing #21 [...]; log: step:1770/1770 val_loss:3.2788 train_time:179828ms",
@@ -65,24 +67,15 @@ ANCHORS = (
            "loss llm.c's GPT-2 reaches, data parallel over 8 GPUs",
            tokens_per_second=1770 * 8 * 48 * 1024 / 179.828,
            derivation="1770 steps × 8 GPUs × 48×1024 tokens ÷ 179.828 s, from the record's log "
-                      "(records/020125_RuleTweak/eff63a8c-2f7e-4fc5-97ce-7f600dae0bc7.txt, same commit)"),
+                      "(records/020125_RuleTweak/eff63a8c-2f7e-4fc5-97ce-7f600dae0bc7.txt, same commit)",
+           spec="H100-SXM"),
     Anchor("modded-nanogpt", "record #89 (current)", 1.23, "minutes to ≤3.28 FineWeb val loss",
            "89 | 1.23 minutes | MLP down projection in FP8 with efficient delayed scaling metric | 07/17/26",
            "H100 80GB HBM3", 8, "bf16, fp8 lm head and MLP forward", "training",
            _MODDED + "f411b3d346aa52d3504324ca93c230fd84c6c07f/README.md", "2026-07-17",
            "timed training to the same loss as #21 with more changes, 'under 400M tokens' (README)",
-           derivation="not derivable: the README gives only 'under 400M tokens'"),
+           derivation="not derivable: the README gives only 'under 400M tokens'", spec="H100-SXM"),
 )
-
-_FORMATS = (("fp8", ("fp8", "float8")), ("bf16", ("bf16", "bfloat16")), ("fp16", ("fp16", "float16", "half")),
-            ("tf32", ("tf32",)), ("fp32", ("fp32", "float32")))
-
-
-def _formats(precision: str) -> set:
-    """The number formats named in ``precision`` ('bf16, fp8 head' -> {'bf16', 'fp8'})."""
-    text = precision.lower().replace("bfloat16", "bf16")
-    return {fmt for fmt, words in _FORMATS if any(w in text for w in words)}
-
 
 def _link(url: str) -> str:
     """An HTML link to a GitHub ``url`` named by repository and file (or discussion), not the whole address."""
@@ -125,40 +118,33 @@ def _names(group) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def differences(own_kind: str, own_precision: str, own_gpus: int, own_device: str = None,
-                anchors=ANCHORS, own_mfu: bool = True) -> list:
-    """Sentences on how ``anchors`` differ from this page's run (its kind, 'training' or 'inference';
-    precision; GPU count; GPU name; ``own_mfu``: whether it has an MFU), each chosen by comparing the fields."""
-    out, needs_mfu = [], False
-    compare = ": compare MFU, not tokens/s" if own_mfu else ""
-    for kind in dict.fromkeys(a.kind for a in anchors if a.kind != own_kind):
-        group = [a for a in anchors if a.kind == kind]
-        s = f"The published figures of {_names(group)} are for {kind}; this page's run is {own_kind}."
-        if {kind, own_kind} == {"training", "inference"}:
-            s += (" A training step adds a backward pass (about twice the forward's FLOPs) and an optimizer "
-                  f"step, so at equal MFU it moves about a third of the tokens a second{compare}.")
-            needs_mfu = True
-        out.append(s)
-    own = _formats(own_precision)
-    for fmt, _ in _FORMATS:
-        group = [a for a in anchors if fmt in _formats(a.precision) and fmt not in own]
-        if group and fmt == "fp8":
-            out.append(f"The runs of {_names(group)} do some matmuls in fp8, whose tensor-core peak is above "
-                       f"bf16's; this page's run uses {own_precision}.")
-        elif group:
-            out.append(f"The runs of {_names(group)} compute in {fmt}; this page's run uses {own_precision}.")
-    for n in dict.fromkeys(a.gpus for a in anchors if a.gpus != own_gpus):
-        group = [a for a in anchors if a.gpus == n]
-        out.append(f"The runs of {_names(group)} used {n} GPU{'s' * (n > 1)} at once"
-                   f"{' (data parallel)' * (n > 1)}, this page's run {own_gpus}: the table gives tokens/s per GPU.")
-    if own_device:
-        for model in dict.fromkeys(a.hardware.split()[0] for a in anchors):
-            if model.lower() not in own_device.lower():
-                group = [a for a in anchors if a.hardware.split()[0] == model]
-                out.append(f"The runs of {_names(group)} used {model}s, this page's run {own_device}, "
-                           f"whose peak differs{compare}.")
-                needs_mfu = True
-    if needs_mfu and not own_mfu:
-        out.append(f"MFU would compare these runs with this page's, but this page's {own_kind} run has none: no "
-                   "peak here bounds its precision.")
+def peaks(anchors=ANCHORS) -> list:
+    """[(GPU model, the projects that used it, its dense bfloat16 tensor-core peak in FLOP/s)], one per
+    model (the first word of its hardware: 'A100', 'H100'), from its spec (:data:`brrr.specs.GPU_SPECS`):
+    the peak the anchors' bf16 MFU is against."""
+    from .specs import GPU_SPECS
+    out = []
+    for model in dict.fromkeys(a.hardware.split()[0] for a in anchors):
+        group = [a for a in anchors if a.hardware.split()[0] == model]
+        out.append((model, _names(group), GPU_SPECS[group[0].spec].bf16_tensor))
     return out
+
+
+def page_rows(train=None, steps=None) -> list:
+    """This page's rows for :func:`anchors_table`: the fastest training configuration of ``train``
+    (:func:`brrr.experiments.capstone_train.train_steps`) and the fastest forward pass of ``steps``
+    (:func:`brrr.experiments.capstone.run_steps`), each with its device, tokens/s, precision and MFU;
+    none for a run that is None or did not measure them."""
+    from .mfu import mfu, mfu_peak
+    rows = []
+    for run, kind, key in ((train, "training", "seconds"), (steps, "inference", "seconds_per_token")):
+        ran = [r for r in (run.records if run is not None else ()) if not r.get("skipped") and r.get(key)]
+        if not ran:
+            continue
+        best = min(ran, key=lambda r: r[key])
+        device = (run.meta.get("device") or {}).get("name") or "this device"
+        share = mfu(run, best)         # None where the run's one peak does not bound this dtype
+        rows.append({"label": f"{kind}, {best['label']}", "kind": kind, "device": device,
+                     "precision": best["dtype"], "tokens_per_second": best["tokens_per_second"],
+                     "mfu": share, "peak": None if share is None else mfu_peak(run)["name"], "gpus": 1})
+    return rows

@@ -1,10 +1,11 @@
-"""brrr.anchors: published GPT-2-small throughputs, their table beside this page's rows, and the
-sentences on how they differ from the page's run."""
+"""brrr.anchors: published GPT-2-small throughputs, their table beside this page's rows, and the peak
+each anchor's MFU is against."""
 import dataclasses
 
 import pytest
 
-from brrr.anchors import ANCHORS, Anchor, anchors_table, differences
+from brrr import specs
+from brrr.anchors import ANCHORS, anchors_table, peaks
 
 OWN = [{"label": "compiled, batch 8", "kind": "inference", "device": "Tesla T4", "precision": "fp16",
         "tokens_per_second": 12345.0, "mfu": 0.25, "peak": "the float16 tensor-core peak"},
@@ -41,49 +42,15 @@ def test_the_table_puts_the_own_rows_beside_the_anchors_with_per_gpu_rates():
     assert len(anchors_table().data) == len(ANCHORS)
 
 
-def test_an_inference_run_is_told_the_anchors_are_training():
-    said = differences("inference", "bf16", 8, anchors=ANCHORS)
-    kind = [s for s in said if "training" in s]
-    assert len(kind) == 1 and "nanoGPT, llm.c and modded-nanogpt" in kind[0] and "compare MFU" in kind[0]
-    assert not any("training" in s for s in differences("training", "bf16", 8))
-
-
-def test_bf16_is_told_of_fp8_and_fp32_of_bf16():
-    bf16 = differences("training", "bfloat16", 8)
-    assert [s for s in bf16 if "fp8" in s] == [next(s for s in bf16 if "fp8" in s)]
-    assert "modded-nanogpt" in next(s for s in bf16 if "fp8" in s)
-    assert "nanoGPT" not in next(s for s in bf16 if "fp8" in s)
-    assert not any("compute in bf16" in s for s in bf16)
-    fp32 = differences("training", "float32", 8)
-    assert any("compute in bf16" in s and "float32" in s for s in fp32)
-    assert differences("training", "bf16 with fp8", 8,
-                       anchors=[a for a in ANCHORS if "fp8" in a.precision]) == []
-
-
-def test_one_gpu_is_told_of_eight_and_of_the_gpu_models():
-    said = differences("training", "bf16", 1)
-    gpus = [s for s in said if "GPUs at once" in s]
-    assert len(gpus) == 1 and "llm.c and modded-nanogpt" in gpus[0] and "nanoGPT," not in gpus[0]
-    assert "8 GPUs" in gpus[0] and "per GPU" in gpus[0]
-    eight = differences("training", "bf16", 8)
-    assert [s for s in eight if "GPU at once" in s and "nanoGPT" in s]
-    models = [s for s in differences("training", "bf16", 1, own_device="NVIDIA A100-SXM4-80GB") if "peak differs" in s]
-    assert len(models) == 1 and "H100s" in models[0] and "modded-nanogpt" in models[0]
-    assert len([s for s in differences("training", "bf16", 1, own_device="Tesla T4") if "peak differs" in s]) == 2
-    assert "MFU compares" not in " ".join(models) and "compare MFU, not tokens/s" in models[0]
-    none = differences("training", "bf16", 1, own_device="AMD EPYC", own_mfu=False)    # a CPU's bf16 step: no MFU
-    assert none and not any("compare MFU" in s for s in none)
-    assert none[-1] == ("MFU would compare these runs with this page's, but this page's training run has none: no "
-                        "peak here bounds its precision.") and sum("MFU would" in s for s in none) == 1
-
-
-def test_differences_follow_the_fields_not_the_names():
-    one = Anchor("x", "run", 1.0, "u", "1.0", "H100 SXM", 4, "fp16", "inference", "https://github.com/x", "2024",
-                 "m", derivation="stated")
-    said = differences("training", "fp16", 4, own_device="NVIDIA H100 80GB HBM3", anchors=[one])
-    assert said == ["The published figures of x are for inference; this page's run is training. A training step adds a backward "
-                    "pass (about twice the forward's FLOPs) and an optimizer step, so at equal MFU it moves about "
-                    "a third of the tokens a second: compare MFU, not tokens/s."]
+def test_each_anchor_gpu_has_its_spec_and_its_bf16_peak():
+    for a in ANCHORS:
+        assert a.hardware.split()[0] in specs.GPU_SPECS[a.spec].name      # the spec is of the GPU it names
+    found = peaks()
+    assert [m for m, _, _ in found] == list(dict.fromkeys(a.hardware.split()[0] for a in ANCHORS))
+    for model, names, peak in found:
+        group = [a for a in ANCHORS if a.hardware.startswith(model)]
+        assert names.split(" and ")[-1] == group[-1].name and peak == specs.GPU_SPECS[group[0].spec].bf16_tensor
+        assert {specs.GPU_SPECS[a.spec].bf16_tensor for a in group} == {peak}   # one peak per model
 
 
 def test_sources_are_short_links_to_the_whole_address():

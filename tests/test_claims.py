@@ -80,6 +80,13 @@ def test_a_rate_against_its_peak_states_its_share(rate, r, unit):
 
 
 @given(rate=positive, peak=positive)
+def test_a_rate_against_a_peak_states_its_share(rate, peak):
+    claim = c.Bound("the layer", rate, peak, "the FP32 peak", unit="FLOP/s")
+    claim.check()
+    c.agrees(claim.text().split(" reached ", 1)[1], rate / peak)
+
+
+@given(rate=positive, peak=positive)
 def test_mfu_always_names_its_peak(rate, peak):
     claim = c.Bound("the layer", rate, peak, "the FP32 peak", unit="FLOP/s", mfu=True)
     claim.check()

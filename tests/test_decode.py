@@ -92,42 +92,25 @@ def test_the_decode_sweep_places_every_call_by_the_books_rule(monkeypatch):
     assert capstone_decode.decode_table(None) is None
 
 
-def _fake(seconds, weight_seconds, l2_bytes, bandwidth=1e12):
-    from brrr.results import Result
-    records = [{"batch": 1, "mode": "prefill", "seconds": 1e-3, "weight_seconds": weight_seconds, "regime": COMPUTE},
-               {"batch": 1, "mode": "eager", "seconds": seconds, "weight_seconds": weight_seconds,
-                "regime": OVERHEAD},
-               {"batch": 1, "mode": "graph", "skipped": "CUDA graphs need a CUDA GPU"}]
-    return Result("capstone_decode", records, {"batches": [1], "roofline": {"peak_bandwidth": bandwidth},
-                                               "device": {"name": "Test", "backend": "cpu", "l2_bytes": l2_bytes}})
-
-
-def test_the_decode_sentence_states_each_step_against_its_floor(monkeypatch):
-    from brrr.prose import decode as prose
+def test_the_decode_claims_are_the_floor_and_each_steps_regime_by_the_books_rule(monkeypatch):
+    from brrr.prose import capstone
     monkeypatch.setenv("BRRR_QUICK", "1")
     result = capstone_decode.decode_sweep(progress=False)
-    text = str(prose.decode_steps(result))
-    for batch in result.meta["batches"]:
-        eager = next(r for r in result.records if r["batch"] == batch and r["mode"] == "eager")
-        assert f"t batch {batch} it took" in text and eager["regime"] in text
-    assert ". At batch" in text
-    assert "CUDA graph" not in text                      # none ran on this CPU
-    slow = str(prose.decode_steps(_fake(5e-3, 1e-3, 0)))
-    assert "5 times the floor, overhead-bound" in slow
-    cached = str(prose.decode_steps(_fake(5e-4, 1e-3, 2 ** 30)))   # 1 GB of weights... in a 1 GiB cache
-    assert "below the floor" in cached and "last-level cache" in cached
-    impossible = str(prose.decode_steps(_fake(5e-4, 1e-3, 2 ** 20)))
-    assert "below the floor" in impossible and "to check" in impossible
-    assert prose.decode_steps(None) is None
+    floor, *regimes = capstone.decode_check(result)
+    steps = [r for r in result.records if r["mode"] != "prefill" and not r.get("skipped")]
+    assert floor.value == steps[0]["weight_seconds"] and len(regimes) == len(steps)
+    for claim, r in zip(regimes, steps):
+        assert (claim.flops, claim.nbytes, claim.call_cost, claim.seconds) == (
+            r["flops"], r["nbytes"], r["overhead_seconds"], r["seconds"])
+        assert claim.regime == r["regime"]                  # the record's regime is the claim's, by one rule
 
 
-def test_the_decode_floor_answer_is_the_weights_at_the_bandwidth():
+def test_the_decode_floor_is_the_weights_at_the_bandwidth():
     import brrr
-    from brrr.prose import worked_gpt
+    from brrr.experiments import capstone_worked
     dev = brrr.device()
-    answer = worked_gpt.decode_floor(gpt.GPT2_SMALL, dev)
+    floor = capstone_worked.decode_floor(gpt.GPT2_SMALL, dev)
     weights = gpt.GPT2_SMALL.n_params() - gpt.GPT2_SMALL.context * gpt.GPT2_SMALL.d_model
     size = {"float32": 4, "bfloat16": 2, "float16": 2}[capstone_decode.weights_dtype(dev)]
-    assert answer.facts["nbytes"] == size * weights
-    assert answer.facts["seconds"] == pytest.approx(size * weights / dev.peak_bandwidth)
-    assert brrr.units.format_seconds(answer.facts["seconds"]) in str(answer)
+    assert floor["weight_bytes"] == size * weights
+    assert floor["floor"] == pytest.approx(size * weights / dev.peak_bandwidth)

@@ -81,16 +81,26 @@ def autocast(model, dtype: str, device_type: str):
     return Autocast()
 
 
-def _error(exc: Exception) -> str:
+def error_words(exc: Exception) -> str:
+    """An exception as a record's reason: its type and the first line of its message (200 characters at most)."""
     lines = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}"
 
 
-def _regimes(table) -> dict:
+def regime_shares(table) -> dict:
     """{regime: share of the summed replayed time} of a profile table."""
     from ..profiler import regime_totals
     shares = regime_totals(table).time_share
     return {str(k): float(v) for k, v in shares.items()}
+
+
+def _native_bf16() -> Optional[bool]:
+    """Whether this CPU has bfloat16 dot-product instructions (oneDNN's check), if PyTorch says."""
+    try:
+        import torch
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except Exception:  # noqa: BLE001 - an older PyTorch, or a build without oneDNN
+        return None
 
 
 START = {"batch": "small", "tf32": False, "autocast": False, "weights": "float32", "sdpa": False,
@@ -168,7 +178,6 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
     from ..gpt import GPT, forward_flops, padded, sizes as gpt_sizes, tokens
     from ..profiler import profile
     from .common import free_memory, is_out_of_memory
-    from .diagnosis import _native_bf16
     from .wallclock import wall_time_per_call
     quick = config.quick_mode() if quick is None else quick
     dev = live()
@@ -237,7 +246,7 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
                         dev.synchronize()
                         compiled[eager_key] = (fast, time.perf_counter() - start)
                     except Exception as exc:  # noqa: BLE001 - no compiler toolchain, unsupported platform
-                        compiled[eager_key] = (None, f"torch.compile failed here ({_error(exc)})")
+                        compiled[eager_key] = (None, f"torch.compile failed here ({error_words(exc)})")
                 fn, compile_seconds = compiled[eager_key]
                 if fn is None:
                     record["skipped"] = compile_seconds
@@ -250,7 +259,7 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
                 try:
                     replay = capture_torch(torch, None, forward, (), 1)
                 except RuntimeError as exc:                     # a pass that cannot be captured here
-                    record["skipped"] = f"the pass could not be captured as a CUDA graph ({_error(exc)})"
+                    record["skipped"] = f"the pass could not be captured as a CUDA graph ({error_words(exc)})"
                     result.records.append(record)
                     continue
                 compile_seconds = None                          # any compiling was the step before's
@@ -273,14 +282,14 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
                     if not is_out_of_memory(exc):
                         raise
                     free_memory()
-                    tables[eager_key] = f"the profile ran out of memory ({_error(exc)})"
+                    tables[eager_key] = f"the profile ran out of memory ({error_words(exc)})"
         flops = forward_flops(cfg, batch, seq)["total"]
         table = tables[eager_key] if not isinstance(tables[eager_key], str) else None
         if table is None:
             record["profile_skipped"] = tables[eager_key]
         if profiles is not None and table is not None:
             profiles[step.key] = table
-        shares = _regimes(table) if table is not None else {}
+        shares = regime_shares(table) if table is not None else {}
         peak = result.meta["mfu_peak"]
         record.update({**timing, "flops": flops,
                        "tokens_per_second": batch * seq / timing["seconds"],
@@ -300,6 +309,27 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
     if dev.on_gpu:
         torch.cuda.empty_cache()
     return result
+
+
+def by_step(result) -> dict:
+    """{step key: record} of a run of :func:`run_steps`."""
+    return {r["step"]: r for r in result.records}
+
+
+def previous(result, key: str) -> Optional[dict]:
+    """The record of the configuration step ``key`` changed (its ``builds_on``; in a record without
+    that field, the last step before it that ran), or None for the first step."""
+    records = by_step(result)
+    if "builds_on" in records[key]:
+        return records.get(records[key]["builds_on"])
+    ran = [r for r in result.records[:[r["step"] for r in result.records].index(key)] if not r.get("skipped")]
+    return ran[-1] if ran else None
+
+
+def not_recorded(result) -> list:
+    """The chapter's steps (:data:`STEPS`) that a run's record lacks: it was made before they joined."""
+    have = by_step(result)
+    return [s for s in STEPS if s.key not in have]
 
 
 def measured(result) -> list:
@@ -348,43 +378,19 @@ def dominant(record) -> Optional[str]:
     return max(record["regime_shares"], key=record["regime_shares"].get)
 
 
-REGIME_COLUMNS = ("compute-bound", "memory-bound", "overhead-bound")
+def regime_moves(run) -> dict:
+    """{'moved' | 'stayed' | 'no one regime': [labels]} of the steps after the first with a profile of their
+    own, each against the last configuration before it with one (:func:`dominant`); a mover's label says
+    from which regime to which."""
+    out = {"moved": [], "stayed": [], "no one regime": []}
+    for r in [r for r in measured(run)[1:] if profiled(r)]:
+        before = previous(run, r["step"])
+        while before is not None and before["step"] in COMPILED_ONLY:
+            before = previous(run, before["step"])
+        now, then = dominant(r), dominant(before) if before else None
+        kind = "no one regime" if None in (now, then) else "moved" if now != then else "stayed"
+        out[kind].append(f"{r['label']}, from {then} to {now}" if kind == "moved" else r["label"])
+    return out
 
 
-def steps_table(result, references=()):
-    """The steps for the page: what ran, tokens per call, time per forward pass, time per token,
-    tokens per second, achieved FLOP/s, MFU against the run's one peak (named in the header) and
-    each regime's share of the profiled time ('–' for a step without a profile of its own: the
-    compiled steps); each reference's time per token beside."""
-    import pandas as pd
-    from ..book import table as styled
-    from ..units import format_rate
-    mfu_header = mfu_column(result)
-    rows = []
-    for r in result.records:
-        skipped = r.get("skipped")
-        own = profiled(r)
-        rows.append({"step": r["label"],
-                     "change": "skipped" if skipped else "kept" if r.get("kept", True) else "undone",
-                     "dtype": (r.get("dtype") or "–") + (" (TF32)" if r.get("tf32") else ""),
-                     "tokens per call": r["tokens"],
-                     "time per forward": None if skipped else r["seconds"],
-                     "time per token": None if skipped else r["seconds_per_token"],
-                     "tokens/s": None if skipped else r["tokens_per_second"],
-                     "achieved": "–" if skipped or not r.get("flops_per_second") else
-                     format_rate(r["flops_per_second"]),
-                     mfu_header: mfu(result, r),
-                     "profile": "skipped" if skipped else "own" if own else
-                     "not profiled (compiled)" if r["step"] in COMPILED_ONLY else "not profiled",
-                     **{f"time {k}": (r["regime_shares"].get(k, 0.0) if own else None) for k in REGIME_COLUMNS}})
-    out = pd.DataFrame(rows)
-    formats = {"tokens per call": "int", "time per forward": "time", "time per token": "time",
-               "tokens/s": "int", mfu_header: "percent",
-               **{f"time {k}": "percent" for k in REGIME_COLUMNS}}
-    for run in references or ():
-        from ..profiler.reports import short_device_name
-        got = {r["step"]: (None if r.get("skipped") else r["seconds_per_token"]) for r in run.records}
-        header = f"time per token, {short_device_name(run)} (reference)"
-        out[header] = [got.get(r["step"]) for r in result.records]
-        formats[header] = "time"
-    return styled(out, formats)
+from .capstone_table import REGIME_COLUMNS, steps_table  # noqa: E402,F401 (the steps' table, public here too)

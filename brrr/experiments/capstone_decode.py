@@ -32,6 +32,11 @@ def weights_dtype(dev) -> str:
     return "bfloat16" if dev.has_tensor_cores("bfloat16") else "float16"
 
 
+def prompt_tokens(dev, quick: bool) -> int:
+    """The prompt the sweep runs by default: 16 tokens in quick mode, 128 on a GPU, 32 on a CPU."""
+    return 16 if quick else 128 if dev.on_gpu else 32
+
+
 def ridge_batch(roof, itemsize: int, most: int) -> int:
     """The power of two at or above the batch where a decode step's intensity, about
     ``2 · batch / itemsize`` FLOPs per byte of weights, reaches ``roof``'s ridge; at most ``most``."""
@@ -69,7 +74,7 @@ def decode_sweep(quick: Optional[bool] = None, batches=None, prompt: Optional[in
     cfg = s["config"]
     dtype = weights_dtype(dev)
     torch_dtype, itemsize = arrays.torch_dtype(dtype), arrays.itemsize(dtype)
-    prompt = prompt or (16 if quick else 128 if dev.on_gpu else 32)
+    prompt = prompt or prompt_tokens(dev, quick)
     length = prompt + 1
     roof = Roofline.from_device(dev, dtype=dtype, tensor_cores=dev.on_gpu)
     batches = list(batches or (1, ridge_batch(roof, itemsize, most=8 if quick else 256)))

@@ -145,7 +145,7 @@ def train_steps(quick: Optional[bool] = None, configs=CONFIGS, budget: Optional[
     from ..device import device as live
     from ..gpt import GPT, padded, sizes, tokens, train_flops
     from ..profiler import profile
-    from .capstone import _error, _regimes, autocast_dtype
+    from .capstone import autocast_dtype, error_words, regime_shares
     from .common import free_memory, is_out_of_memory
     from .wallclock import wall_time_per_call
     quick = config.quick_mode() if quick is None else quick
@@ -178,7 +178,7 @@ def train_steps(quick: Optional[bool] = None, configs=CONFIGS, budget: Optional[
         try:
             opt = torch.optim.AdamW(model.parameters(), lr=1e-4, **({"fused": True} if c.fused else {"foreach": True}))
         except (RuntimeError, TypeError, ValueError) as exc:     # no fused kernel for this device here
-            record["skipped"] = f"AdamW cannot run this way here ({_error(exc)})"
+            record["skipped"] = f"AdamW cannot run this way here ({error_words(exc)})"
             continue
         try:
             if c.compiled:
@@ -200,7 +200,7 @@ def train_steps(quick: Optional[bool] = None, configs=CONFIGS, budget: Optional[
                 raise
             free_memory()
             record["skipped"] = (f"{'the step ran out of memory' if is_out_of_memory(exc) else 'torch.compile failed here'}"
-                                 f" ({_error(exc)})")
+                                 f" ({error_words(exc)})")
             continue
         finally:
             opt.zero_grad(set_to_none=True)
@@ -212,13 +212,13 @@ def train_steps(quick: Optional[bool] = None, configs=CONFIGS, budget: Optional[
                        "regime": None, "regime_shares": {}})
         if c.profiled:
             try:
-                shares = _regimes(profile(net, idx, targets, backward=True, budget=profile_budget))
+                shares = regime_shares(profile(net, idx, targets, backward=True, budget=profile_budget))
                 record.update(regime=max(shares, key=shares.get) if shares else None, regime_shares=shares)
             except Exception as exc:  # noqa: BLE001 - the recorded tensors fill the GPU
                 if not is_out_of_memory(exc):
                     raise
                 free_memory()
-                record["profile_skipped"] = f"the profile ran out of memory ({_error(exc)})"
+                record["profile_skipped"] = f"the profile ran out of memory ({error_words(exc)})"
         del opt, step
     model.use_sdpa(False)
     if dev.on_gpu:

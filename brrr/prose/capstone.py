@@ -1,308 +1,360 @@
-"""Chapter 8, making one model go brrr: a sentence per step, chosen by what the step measured
-against the step before it and what its profile shows; then the summary (overall speed-up, final MFU, which steps moved the dominant regime), and what the
-reference runs measured, for under the steps' table and figure.
-
-Every function takes the Result of :func:`brrr.experiments.capstone.run_steps` and the reference
-runs of it (:func:`brrr.reference.beside`), and returns :class:`~brrr.prose.Prose`.
-"""
+"""Chapter 8 in claims: each ``claims_of`` turns a run into claims for ``brrr.claims.say``; each worked answer
+(``*_answer``) fills a template from :mod:`brrr.experiments.capstone_worked`, and its check is a ``claims_of``."""
 from __future__ import annotations
 
-from . import Prose, with_references
-from . import words as w
+from ..anchors import peaks
+from ..claims import Bound, Cause, Compare, Missing, Noisy, Regime, Share, Value, fill, quantity
+from ..roofline import Roofline
+from ..experiments.capstone import (STEP_KEYS, by_step, measured, mfu, mfu_peak, not_recorded, overall, previous,
+                                    profiled, regime_moves)
 
-NOISY = 0.25    # samples whose IQR exceeds 25% of their median are "noisy"
-
-
-def _records(result) -> dict:
-    return {r["step"]: r for r in result.records}
-
-
-def _previous(result, key: str):
-    """The step whose configuration ``key`` changed (the last one kept before it), or None."""
-    records = _records(result)
-    if key not in records:
-        raise KeyError(f"no step {key!r} in this result; it has {[r['step'] for r in result.records]}")
-    if "builds_on" in records[key]:
-        return records.get(records[key]["builds_on"])
-    before = None               # a record without the field: the last step that ran
-    for r in result.records:
-        if r["step"] == key:
-            return before
-        if not r.get("skipped"):
-            before = r
+LAUNCHES = ("Replaying the pass as one graph removes the host's cost of launching each kernel, so those "
+            "launches were not what set this pass's time.")
+COSTS = {"matmul": "the matmuls", "loss": "the loss", "norm": "LayerNorm", "optimizer": "the optimizer's update",
+         "other": "other kernels"}
 
 
-def _next(result, key: str):
-    """The first step after ``key`` (ran or not), or None."""
-    keys = [r["step"] for r in result.records]
-    i = keys.index(key)
-    return result.records[i + 1] if i + 1 < len(keys) else None
+def _v(value, unit=""):
+    return Value(value, unit)
 
 
-def change(record, before) -> tuple:
-    """(outcome, ratio = before / this per token): 'faster', 'slower' or 'same'; ('first', 1.0) without one."""
-    if before is None:
-        return "first", 1.0
-    ratio = before["seconds_per_token"] / record["seconds_per_token"]
-    if ratio > 1 + w.SAME:
-        return "faster", ratio
-    if ratio < 1 / (1 + w.SAME):
-        return "slower", ratio
-    return "same", ratio
+def _lacks(run, key, field=None, what="so nothing here is measured"):
+    """The Missing claim of step ``key`` (or its ``field``) where ``run`` lacks it or it did not run, or None."""
+    r = by_step(run).get(key, {}) if run is not None else None
+    why = ("" if run is None else "a step that joined the chapter after this run was recorded, " if not r else
+           f"because the step did not run here ({r['skipped']}), " if r.get("skipped") else
+           "a part of its profile records kept only later, " if field and not r.get(field) else None)
+    if why is not None:
+        return Missing("capstone_steps" + (f": {key}" if run is not None else "") + (
+            f"'s {field}" if why.startswith("a part") else ""), why + what)
 
 
-def attention_share(result) -> float:
-    """The share of a large-batch forward pass's FLOPs spent in attention (Q·Kᵀ and scores·V)."""
-    from ..gpt import GPTConfig, forward_flops
-    cfg = GPTConfig(**result.meta["config"])
-    batch, seq = result.meta["large"]
-    f = forward_flops(cfg, batch, seq)
-    return f["attention"] / f["total"]
+def _shares(r):
+    """Each regime's share of a step's own profile, largest first (of 100% where the record lacks its sum)."""
+    if not profiled(r):
+        return None
+    whole = r.get("profile_seconds") or 1.0
+    parts = {f"{k} operators": v * whole for k, v in sorted(r["regime_shares"].items(), key=lambda kv: -kv[1]) if v}
+    return Share(whole, parts, ("" if r.get("profile_seconds") else "of the time ") + "its profile's operators "
+                 "took, replayed one by one", unit="s" if r.get("profile_seconds") else "%", name="regimes")
 
 
-def mfu_words(run, r) -> str:
-    """``r``'s MFU against the run's one peak, named; or why it has none."""
-    from ..experiments.capstone import mfu, mfu_peak
-    m, peak = mfu(run, r), mfu_peak(run)
-    if m is None:
-        return f"no MFU ({peak['name']}, which this run's MFU is taken against, does not bound {r.get('dtype')})"
-    return f"{w.percent(m)} MFU (of {peak['name']}, {w.rate(peak['flops'])})"
+def _own_peak(run, r):
+    """A float32 step on a GPU against its own dtype's peak (FP32, or TF32), where that is not the run's one."""
+    device = run.meta.get("device") or {}
+    own = device.get("peak_flops_float32_tensor" if r.get("tf32") else "peak_flops_float32")
+    if r.get("dtype") != "float32" or device.get("backend") != "cuda" or not own or own == mfu_peak(run)["flops"] \
+            or not r.get("flops_per_second") or r["step"] in ("compile", "graphs"):
+        return None
+    return Bound("it", r["flops_per_second"], own, f"the {'TF32 tensor-core' if r.get('tf32') else 'float32'} "
+                 "peak", unit="FLOP/s", name="own peak")
 
 
-def _measured(r, run) -> str:
-    return (f"{w.seconds(r['seconds'])} per forward pass of {w.integer(r['tokens'])} token"
-            f"{'s' if r['tokens'] != 1 else ''}, {w.seconds(r['seconds_per_token'])} per token, {mfu_words(run, r)}")
+def _mfu(run, r, subject=None):
+    if mfu(run, r) is None or not r.get("flops_per_second"):
+        return None
+    return Bound(subject or r["label"], r["flops_per_second"], mfu_peak(run)["flops"], mfu_peak(run)["name"],
+                 unit="FLOP/s", mfu=True, measured_roof=r.get("backend") == "cpu", name="mfu")
 
 
-def _comparison(outcome: str, ratio: float, before) -> str:
-    if outcome == "first":
-        return ""
-    against = f" Against {before['label']}, the configuration this step changed, time per token"
-    if outcome == "faster":
-        return f"{against} fell {w.times(ratio)}."
-    if outcome == "slower":
-        return f"{against} grew {w.times(1 / ratio)}: this step made the model slower."
-    return f"{against} barely moved (within 10%)."
+def step(key: str):
+    """``claims_of`` step ``key``: per token against the configuration it changed, MFU, own peak, regimes, compiling."""
+    def claims_of(run):
+        r = by_step(run).get(key)
+        if r is None or r.get("skipped"):
+            return [_lacks(run, key)] if not run.meta.get("reference") else []
+        before, who = previous(run, key), f"per token, **{r['label']}** ({r['tokens']:,} tokens per call)"
+        change = (Value(r["seconds_per_token"], "s", who, name="time") if before is None else
+                  Compare(who, r["seconds_per_token"], f"{before['label']}, the configuration it changed",
+                          before["seconds_per_token"], name="change"))
+        compiled = Value(r["compile_seconds"], "s", f'compiling it with `torch.compile(mode="{r["compile"]}")`',
+                         name="compile") if r.get("compile_seconds") else None
+        graphs = Cause(LAUNCHES, change, when=("same", "longer")) if key == "graphs" and before else None
+        return [change, _mfu(run, r, "it"), _own_peak(run, r), _shares(r), compiled, graphs,
+                Noisy(r["label"], r.get("iqr_seconds", 0.0), r["seconds"])]
+    return claims_of
 
 
-def _kept(r, before) -> str:
-    """Whether the change stays (it did not make the time per token grow) or is undone."""
-    if before is None or "kept" not in r:
-        return ""
-    if r["kept"]:
-        return " The change stays." if r["seconds_per_token"] < before["seconds_per_token"] else \
-            " It was not slower, so the change stays."
-    return (f" So the change is undone, as an engineer would undo it: the next step builds on "
-            f"{before['label']} again.")
+def recorded(run):
+    """How many of the chapter's steps this run ran, skipped, or lacks (its record predates them), and which."""
+    ran, lacks = measured(run), not_recorded(run)
+    parts = {"ran": len(ran), "did not run here (skipped)": len(run.records) - len(ran),
+             "joined the chapter after this run was recorded": len(lacks)}
+    return [Share(len(STEP_KEYS), {k: v for k, v in parts.items() if v}, "steps of the chapter", unit="count",
+                  verb="of them", name="steps"),
+            Missing(f"capstone_steps: {', '.join(s.key for s in lacks)}", "so the table lists them as not in this "
+                    "record, and their sections say so") if lacks and not run.meta.get("reference") else None]
 
 
-def _why(r, outcome: str, result) -> str:
-    """What this step's own measurements add (by step, outcome and device); the chapter's text before each
-    step says what the change does."""
-    step, native = r["step"], result.meta.get("native_bf16")
-    if step == "autocast":
-        text = "" if r["backend"] != "cpu" or native is None else (
-            f" This CPU {'has' if native else 'has no'} bfloat16 dot-product instructions (oneDNN reports"
-            f"{' them' if native else ' none'}).")
-        if outcome == "slower" and not (r["backend"] == "cpu" and native is False):
-            text += (" Its profile sets the casts autocast inserts (`_to_copy` rows) against the matmuls: whether "
-                     "they cost more than the lower precision saved.")
-        return text
-    if step == "compile":
-        text = f" Compiling took {w.seconds(r['compile_seconds'])} once, before the timing." if r.get("compile_seconds") else ""
-        if outcome in ("faster", "slower"):
-            text += " `torch.profiler` on the compiled pass lists the kernels it ran, to set against the eager ones."
-        return text
-    if step == "graphs" and outcome != "faster":
-        return (" Replaying the pass as one graph removes the host's cost of launching each kernel, so those "
-                "launches were not what set this pass's time.")
-    if step == "vocab" and r.get("vocab"):
-        return (f" The head is {w.integer(r['vocab'])} wide instead of {w.integer(result.meta['config']['vocab'])}; "
-                "the FLOPs and MFU count the unpadded model's work.")
-    if step == "sdpa":
-        text = (f" Attention is {w.percent(attention_share(result))} of this model's FLOPs at this sequence length "
-                "(the MFU counts the whole square of scores, the masked half too).")
-        if outcome == "slower":
-            text += " `torch.profiler` on the two passes shows which kernels took the time."
-        return text
-    return ""
+def summary(run):
+    """The first step against the one kept at the end, its MFU, the changes kept and the regime path."""
+    o, steps = overall(run), by_step(run)
+    first, final, moves = steps[o["first"]], steps[o["last"]], regime_moves(run)
+    done = {"kept their change": len(o["kept"]), "had it undone": len(o["undone"])}
+    words = {"moved": f"moved the dominant regime ({'; '.join(moves['moved'])})", "stayed": "left it where it was",
+             "no one regime": "had no one dominant regime, or none before them"}
+    return [Compare(f"per token, the configuration kept at the end ({final['label']}, {final['tokens']:,} tokens per "
+                    "call)", final["seconds_per_token"], f"{first['label']} ({first['tokens']:,} tokens per call)",
+                    first["seconds_per_token"], name="outcome"),
+            _mfu(run, final, "the configuration kept at the end"),
+            Share(sum(done.values()), {k: v for k, v in done.items() if v}, "steps that ran after the first",
+                  unit="count", verb="of them", name="kept") if sum(done.values()) else None,
+            Share(sum(map(len, moves.values())), {words[k]: len(v) for k, v in moves.items() if v}, "steps after the "
+                  "first with a profile of their own", unit="count", verb="of them", name="regime path")
+            if any(moves.values()) else None]
 
 
-def _shares(base) -> str:
-    """Every regime's share of ``base``'s profiled time, largest first."""
-    shares = base.get("regime_shares") or {}
-    order = [k for k in sorted(shares, key=shares.get, reverse=True) if shares[k] > 0]
-    if not order:
-        return "no time in any regime"
-    first = f"{w.percent(shares[order[0]])} of the operators' time in {order[0]} operators"
-    return w.listing([first] + [f"{w.percent(shares[k])} in {k} ones" for k in order[1:]])
+CALL = ("Per token, each block's four weight matrices do 24·d² = {weights} FLOPs, attention 4·T·d = {attention} at "
+        "T = {seq}, and the head 2·d·V = {head}: with {layers} blocks, **{per_token} FLOPs per token**, {ratio} the "
+        "{params} parameters (each weight does one multiply-add per token; the position table does none), where "
+        "GPT-2 small, the model this chapter runs on a GPU, does {gpt2}. A call on {batch} × {seq} = {tokens} tokens "
+        "does {flops}, must read every weight once, {params} × 4 bytes = {nbytes}, and is {calls} operator calls, "
+        "each paying {fixed}. {regime} So one call takes at least **{least}**, {least_token} per token.\n\n{reference}")
+RIDGE = ("The math time grows with the tokens, n × {per_token} FLOPs / peak, while the time to read the weights, "
+         "{nbytes} / bandwidth, does not: they are equal at n = weight bytes × ridge / FLOPs per token, and as each "
+         "weight does 2 FLOPs per token and takes 4 bytes, n ≈ 2 × ridge. Here the ridge is {ridge}, so about {approx} "
+         "tokens; the exact count (the head, attention, the position table) gives **n = {n_star} tokens**, and the "
+         "smallest whole number of sequences of {seq} tokens that reaches it, at least two, is **{batch}**: {tokens} "
+         "tokens, {flops}. By the roofline alone a call on them takes at least **{least}**, {growth} the least time of "
+         "a call on one sequence, for {batch} times the tokens. {regime}\n\nOn the reference {ref} in FP32 (ridge "
+         "{ref_ridge}) the same model needs {ref_n} tokens, in bfloat16 on its tensor cores (ridge {bf16_ridge}, 2 "
+         "bytes per weight) {bf16_n}.")
 
 
-def _next_hint(r, result, base=None) -> str:
-    """What ``base``'s profile shows (``base`` is the configuration the next step builds on: ``r`` itself, or
-    the step before it when ``r`` was undone), and what of it the next step attacks."""
-    from ..experiments.capstone import COMPILED_ONLY, TIE, dominant
-    nxt = _next(result, r["step"])
-    if nxt is None:
-        return ""
-    base = base or r
-    if base.get("regime") is None:
-        text = f" This step has no profile: {base.get('profile_skipped') or 'it was not profiled'}."
-    elif base["step"] in COMPILED_ONLY:
-        text = (" This step has no profile of its own: `brrr.profile` replays the eager operators, not the "
-                "kernels the compiler generated.")
-    else:
-        subject = "Its profile" if base is r else f"The profile of {base['label']}"
-        text = f" {subject} (`brrr.profile`) puts {_shares(base)}."
-        if dominant(base) is None:
-            text += (f" The two largest shares are within {round(100 * TIE)} percentage points of each other: "
-                     "no one regime dominates.")
-        shares = base.get("regime_shares") or {}
-        if nxt["step"] == "compile" and shares:
-            text += (f" The next step, `torch.compile`, fuses chains of memory-bound operators, which held "
-                     f"{w.percent(shares.get('memory-bound', 0.0))} of this time.")
-    return text
+def _regime(n, subject, seconds=None):
+    return Regime(subject, n["flops"], n["nbytes"], n["here"], call_cost=n["fixed"], seconds=seconds, name="regime")
 
 
-def step(result, key: str, references=()) -> Prose:
-    """What step ``key`` measured, against the step before it, and what its profile shows; then the same
-    step on each reference run (the summary says when none ships)."""
-    r = _records(result).get(key)
-    if r is None:
-        from ..experiments.capstone import STEP_KEYS
-        if key not in STEP_KEYS:
-            raise KeyError(f"no step {key!r}; the chapter's steps are {list(STEP_KEYS)}")
-        return with_references(Prose("The run shown here has no record of this step: it was recorded before the "
-                                     "step was added to the chapter.", {"outcome": "not recorded", "step": key}),
-                               references, None, lambda run: _reference_step(run, key))
-    if r.get("skipped"):
-        text = f"**{r['label']}** did not run here: {r['skipped']}."
-        nxt = _next(result, key)
-        if nxt is not None:
-            text += " The next step builds on the configuration kept so far."
-        facts = {"outcome": "skipped", "step": key}
-        return with_references(Prose(text, facts), references, None, lambda run: _reference_step(run, key))
-    before = _previous(result, key)
-    outcome, ratio = change(r, before)
-    text = f"**{r['label']}**: {_measured(r, result)}."
-    text += _comparison(outcome, ratio, before)
-    text += _why(r, outcome, result)
-    text += _kept(r, before)
-    noisy = outcome != "first" and any(x.get("iqr_seconds", 0) > NOISY * x["seconds"] for x in (r, before))
-    if noisy:
-        spread = [f"{w.seconds(x['iqr_seconds'])} around a median of {w.seconds(x['seconds'])} {which}"
-                  for x, which in ((r, "here"), (before, "before"))
-                  if x.get("iqr_seconds", 0) > NOISY * x["seconds"]]
-        text += (f" The samples spread by more than a quarter of their median (an IQR of {w.listing(spread)}), so "
-                 "the two times can move by more than their difference.")
-    from ..experiments.capstone import mfu
-    if (mfu(result, r) or 0.0) > w.ABOVE_ROOF:
-        text += (" The MFU is above 100%, which no machine allows: the FLOP count or the peak is wrong, or the "
-                 "clock stopped before the work finished.")
-    undone = before is not None and r.get("kept") is False
-    text += _next_hint(r, result, before if undone else r)
-    facts = {"outcome": outcome, "ratio": ratio, "step": key, "regime": r.get("regime"), "mfu": mfu(result, r),
-             "noisy": noisy, "kept": not undone}
-    return with_references(Prose(text, facts), references, None, lambda run: _reference_step(run, key))
+def call_answer(n, source=None):
+    """Worked problem 1 from :func:`~brrr.experiments.capstone_worked.one_call` (``source``: its fixed cost's record)."""
+    regime, ref = _regime(n, f"one call on {n['tokens']:,} tokens"), n["ref"]
+    least = max(regime.bounds().values())
+    fixed = ("a fixed cost this run has no record of (`capstone_call_cost`), so the roofline alone answers below"
+             if n["call_cost"] is None else f"a fixed cost of {quantity(n['call_cost'], 's')}" + (
+                 "" if source == "capstone_call_cost" else ", measured with this run's profile of step 2 "
+                 "(`capstone_profile_batch`), as it has no `capstone_call_cost`"))
+    return fill(CALL, weights=_v(n["weights_part"], "count"), attention=_v(n["attention_part"], "count"),
+                seq=n["seq"], head=_v(n["head_part"], "count"), layers=n["n_layer"], per_token=_v(n["per_token"], "count"),
+                ratio=_v(n["per_token"] / n["params"], "x"), params=_v(n["params"], "count"),
+                gpt2=_v(n["gpt2_per_token"], "count"), batch=n["batch"], tokens=_v(n["tokens"], "count"),
+                flops=_v(n["flops"], "FLOP"), nbytes=_v(n["nbytes"], "B"), calls=_v(n["calls"], "count"), fixed=fixed,
+                regime=regime, least=_v(least, "s"), least_token=_v(least / n["tokens"], "s"),
+                reference=Regime(f"on the reference {ref.name} (FP32 peak {quantity(ref.peak_flops, 'FLOP/s')}, "
+                                 f"{quantity(ref.peak_bandwidth, 'B/s')}), the same call", n["flops"], n["nbytes"], ref))
 
 
-def _reference_step(run, key: str) -> Prose:
-    r = _records(run).get(key)
-    if r is None:
-        return Prose(f"{w.reference_intro(run)}, this step was not part of the chapter yet.",
-                     {f"reference {w.device_of(run)}": "not recorded"})
-    if r.get("skipped"):
-        return Prose(f"{w.reference_intro(run)}, this step did not run.", {f"reference {w.device_of(run)}": "skipped"})
-    before = _previous(run, key)
-    outcome, ratio = change(r, before)
-    than = f"than {before['label']}, the configuration it changed there" if before else ""
-    t = f"{w.reference_intro(run)}: {_measured(r, run)}"
-    t += {"first": ".", "faster": f", {w.times(ratio)} faster per token {than}.",
-          "slower": f", {w.times(1 / ratio)} slower per token {than}.",
-          "same": f", about as fast per token as {before['label'] if before else ''}, the configuration it changed "
-                  "there."}[outcome]
-    return Prose(t, {f"reference {w.device_of(run)}": outcome})
+def call_check(n):
+    """``claims_of`` one eager call's measured seconds: against Worked problem 1's bound, and its regime."""
+    def claims_of(seconds):
+        return [Bound(f"one eager call on {n['tokens']:,} tokens", seconds, max(_regime(n, "it").bounds().values()),
+                      "Worked problem 1's bound", nbytes=n["nbytes"], cache_bytes=n["cache"], measured_roof=n["cpu"],
+                      name="bound"), _regime(n, "the call", seconds)]
+    return claims_of
 
 
-def regime_path(result) -> Prose:
-    """Which steps moved the dominant regime (:func:`brrr.experiments.capstone.dominant`) against the last
-    configuration with a profile of its own before them, and which left it; nothing where none compare."""
-    from ..experiments.capstone import COMPILED_ONLY, dominant
-    moved, stayed = [], []
-    for r in result.records:
-        before = None if r.get("skipped") else _previous(result, r["step"])
-        while before is not None and before.get("step") in COMPILED_ONLY and before.get("builds_on"):
-            before = _records(result).get(before["builds_on"])
-        if before is None or None in (dominant(r), dominant(before)):
-            continue
-        if dominant(r) != dominant(before):
-            moved.append(f"{r['label']} (from {dominant(before)} to {dominant(r)})")
-        else:
-            stayed.append(r)
-    if not moved and not stayed:
-        return Prose("", {"regime_outcome": "no profiles"})
-    which = "Of the steps whose profiles show one dominant regime before and after,"
-    if not stayed:
-        text, outcome = f"{which} every one moved it: {w.listing(moved)}.", "all moved"
-    elif not moved:
-        text, outcome = (f"No step moved the dominant regime of the operators' time: each profile that shows one "
-                         f"put the largest share in {dominant(stayed[0])} operators."), "none moved"
-    else:
-        text, outcome = (f"{which} only {w.listing(moved)} moved it; {w.listing(r['label'] for r in stayed)} left it "
-                         "where it was."), "some moved"
-    return Prose(text, {"regime_outcome": outcome, "regime_moves": len(moved)})
+def ridge_answer(n):
+    """Worked problem 2 from :func:`~brrr.experiments.capstone_worked.ridge_call`."""
+    return fill(RIDGE, per_token=_v(n["per_token"], "count"), nbytes=_v(n["nbytes"], "B"),
+                ridge=_v(n["ridge"], "FLOP/byte"), approx=_v(2 * n["ridge"]), n_star=_v(n["n_star"]), seq=n["seq"],
+                batch=n["batch"], tokens=_v(n["tokens"], "count"), flops=_v(n["flops"], "FLOP"),
+                least=_v(n["least"], "s"), growth=_v(n["least"] / n["few_least"], "x"), ref=n["ref"].name,
+                regime=_regime(n, f"counting its {n['calls']} operator calls too, the call" if n["fixed"] else "the call"),
+                ref_ridge=_v(n["ref_ridge"]), ref_n=_v(n["ref_n"]), bf16_ridge=_v(n["bf16_ridge"]), bf16_n=_v(n["bf16_n"]))
 
 
-def summary(result) -> Prose:
-    """From the first step to the configuration kept at the end (speed-up, MFU), which changes stayed, were
-    undone or skipped, and which steps moved the dominant regime (:func:`regime_path`)."""
-    from ..experiments.capstone import mfu_peak, overall
-    o = overall(result)
-    recs = _records(result)
-    first, final = recs[o["first"]], recs[o["last"]]
-    if o["last"] == o["first"]:
-        text = (f"No change made the model faster per token on this run, so every one was undone: "
-                f"{first['label']} stays the fastest configuration, at {w.seconds(first['seconds_per_token'])} "
-                f"per token and {mfu_words(result, first)}.")
-        outcome = "none kept"
-    else:
-        text = (f"From {first['label']} ({w.integer(first['tokens'])} tokens per call) to the configuration kept "
-                f"at the end ({w.integer(final['tokens'])} tokens per call), the time per token fell from "
-                f"{w.seconds(first['seconds_per_token'])} to {w.seconds(final['seconds_per_token'])}")
-        outcome = "faster" if o["speedup"] > 1 + w.SAME else "same"
-        text += f", {w.times(o['speedup'])} faster" if outcome == "faster" else ", about the same"
-        if o["first_mfu"] is not None and o["last_mfu"] is not None:
-            text += (f", and the MFU, against {mfu_peak(result)['name']} throughout, went from "
-                     f"{w.percent(o['first_mfu'])} to {w.percent(o['last_mfu'])}")
-        text += "."
-        if final["tokens"] != first["tokens"]:
-            text += (" That is a gain in throughput, tokens per second over many tokens per call, not in the "
-                     f"latency of one call of {w.integer(first['tokens'])} tokens.")
-        text += f" The changes kept: {w.listing(o['kept'])}."
-    if o["undone"]:
-        text += f" Undone, because they made the model slower on this machine: {w.listing(o['undone'])}."
-    else:
-        text += " No change had to be undone."
-    skipped = [r["label"] for r in result.records if r.get("skipped")]
-    if skipped:
-        text += f" Skipped here: {w.listing(skipped)}."
-    facts = {"outcome": outcome, "speedup": o["speedup"], "kept": len(o["kept"]), "undone": len(o["undone"]),
-             "last_mfu": o["last_mfu"]}
-    return Prose(text, facts) + regime_path(result)
+def ridge_check(n, few=None):
+    """``claims_of`` the call at the ridge's seconds: against ``few`` (one sequence's), per token, and its regime."""
+    def claims_of(seconds):
+        one = f"the call on {n['seq']} tokens (Worked problem 1)"
+        return [Compare(f"the call on {n['tokens']:,} tokens", seconds, one, few, name="growth") if few else None,
+                Compare("per token, it", seconds / n["tokens"], "that call", few / n["seq"], name="per token")
+                if few else None, _regime(n, f"the call on {n['tokens']:,} tokens", seconds)]
+    return claims_of
 
 
-def reference_runs(references=()) -> Prose:
-    """Where each reference run's steps took the model, or that none ships, for under the table and figure."""
-    return with_references(Prose("", {}), references, "these steps", _reference_summary,
-                           shown="table and the figure")
+TF32 = ("TF32 changes only the matmuls, which get at most r = TF32 peak / FP32 peak times faster: if they take a share "
+        "f of step 2's time and the rest keeps its time, step 3 is at most 1 / ((1 − f) + f / r) times as fast as "
+        "step 2 (Amdahl's law). {peaks} {bound}")
+CAST = ("Autocast reads each of the {weights} weights and biases that enter a matmul (every parameter but the position "
+        "table and the LayerNorms') in float32 and writes a 16-bit copy on every call, 6 bytes each: **{nbytes} per "
+        "call**. At this device's {bandwidth} that takes {floor} if they come from DRAM (in float32 they are {float32}, "
+        "against a {cache} last-level cache: where they fit, back-to-back calls find them there and take less). "
+        "It also casts each activation that enters a matmul, and step 5 has no casts: if the casts take a share c of "
+        "step 4's time and the rest kept its time, step 5 would be 1 / (1 − c) times as fast. {share} Step 5 changes "
+        "more than the casts (LayerNorm, softmax and the residual additions read and write 16-bit values too), so "
+        "the measurement can differ either way.")
+VOCAB = ("Padding GPT-2's vocabulary from {vocab} to {wide} adds {added} outputs to the head, {more} more of its FLOPs, "
+         "and changes nothing else: at the same rate the pass would be a little slower, so it pays only if the "
+         "head's matmul runs faster at the padded width. If the head takes a share h of the time, even a padded "
+         "head that took no time would make the pass at most 1 / (1 − h) times as fast. {share}")
+SHARE = {"tf32": ("Step 2's profile on {where} gives the matmuls f = {f} of its operators' time, so step 3 can be at most "
+                  "**{bound} as fast**, and no more than {limit} even if the matmuls took no time."),
+         "cast": ("Step 4's profile has {casts} casts (`aten::_to_copy`) taking {cast} of its operators' {total}: "
+                  "c = {c}, so from the casts alone step 5 would be **{speedup} as fast**."),
+         "vocab": ("The profile of {base}, the configuration step 7 changed here, gives the head {head} of {total}: "
+                   "h = {h}, so step 7 can be at most **{bound} as fast**{at_peak}.")}
 
 
-def _reference_summary(run) -> Prose:
-    from ..experiments.capstone import mfu_peak, overall
-    o = overall(run)
-    mfus = (f"from {w.percent(o['first_mfu'])} to {w.percent(o['last_mfu'])} MFU (of {mfu_peak(run)['name']}), "
-            if o["first_mfu"] is not None and o["last_mfu"] is not None else "")
-    t = (f"{w.reference_intro(run)}, the changes kept took the model {mfus}"
-         + (f"{w.times(o['speedup'])} faster" if o["speedup"] >= 1 else f"{w.times(1 / o['speedup'])} slower")
-         + " per token.")
-    return Prose(t, {f"reference {w.device_of(run)}": o["speedup"]})
+def tf32_answer(n):
+    """Worked problem 3 from :func:`~brrr.experiments.capstone_worked.tf32_gain`."""
+    if n["where"] is None:
+        return fill(TF32, bound="", peaks=Missing("capstone_profile_batch", "of a GPU with TF32 tensor cores, so r "
+                                                  "and f are unknown here"))
+    none = "" if n["where"] == "this device" else ", since this device has no TF32 tensor cores and step 3 does not run here"
+    return fill(TF32, peaks=f"On {n['where']}, r = {quantity(n['tf32'], 'FLOP/s')} / {quantity(n['fp32'], 'FLOP/s')} = "
+                f"{quantity(n['r'], '')}{none}.", bound=Missing("capstone_profile_batch", "so f is unknown") if "bound" not in n
+                else fill(SHARE["tf32"], where=n["where"], f=_v(n["f"], "%"), bound=_v(n["bound"], "x"), limit=_v(n["limit"], "x")))
+
+
+def cast_answer(n, steps):
+    """Worked problem 4 from :func:`~brrr.experiments.capstone_worked.cast_saving` (``steps``: the page's run)."""
+    share = _lacks(steps, "autocast", "cast_seconds", "so c is unknown") or fill(
+        SHARE["cast"], casts=n["casts"], cast=_v(n["cast_seconds"], "s"), total=_v(n["profile_seconds"], "s"),
+        c=_v(n["c"], "%"), speedup=_v(n["speedup"], "x"))
+    return fill(CAST, weights=_v(n["weights"], "count"), nbytes=_v(n["nbytes"], "B"), bandwidth=_v(n["bandwidth"], "B/s"),
+                floor=_v(n["floor"], "s"), float32=_v(n["float32_bytes"], "B"), cache=_v(n["cache"], "B"), share=share)
+
+
+def vocab_answer(n, steps):
+    """Worked problem 6 from :func:`~brrr.experiments.capstone_worked.vocab_gain` (``steps``: the page's run)."""
+    share = _lacks(steps, "vocab", what="so h is unknown") or (None if "h" in n else Missing(
+        f"capstone_steps: {n['base']['step']}'s head_seconds", "a part of its profile records kept only later, so h "
+        "is unknown"))
+    at_peak = "" if "at_peak" not in n else fill(", and with the padded head at {peak} ({least}) at most **{b}**",
+                                                  peak=n["peak_name"], least=_v(n["least"], "s"), b=_v(n["at_peak"], "x"))
+    share = share or fill(SHARE["vocab"], base=n["base"]["label"], head=_v(n["base"]["head_seconds"], "s"),
+                          total=_v(n["base"]["profile_seconds"], "s"), h=_v(n["h"], "%"), bound=_v(n["bound"], "x"),
+                          at_peak=str(at_peak))
+    return fill(VOCAB, vocab=_v(n["vocab"], "count"), wide=_v(n["wide"], "count"), added=n["added"],
+                more=_v(n["more"], "%"), share=share)
+
+
+def gain_check(key: str, n):
+    """``claims_of`` step ``key`` (tf32, cast, vocab) against the configuration it changed, the bound ``n``, the profiles."""
+    def claims_of(run):
+        lacks = _lacks(run, key, what="so the bound goes unchecked")
+        if lacks:
+            return [lacks] if not run.meta.get("reference") else []
+        r, before = by_step(run)[key], previous(run, key)
+        base = by_step(run).get({"tf32": "batch", "cast": "autocast"}.get(key)) or before   # what the bound is over
+        bound = n.get("speedup" if key == "cast" else "bound") if n.get("where", "this device") == "this device" else None
+        claims = [Compare(f"per token, step {STEP_KEYS.index(key) + 1} ({r['label']})", r["seconds_per_token"],
+                          f"{before['label']}, the configuration it changed", before["seconds_per_token"], name="gain"),
+                  Compare(f"its speed-up over {base['label']}", base["seconds_per_token"] / r["seconds_per_token"],
+                          "the bound", bound, unit="x", name="against the bound") if bound and base.get("seconds") else None]
+        if key == "vocab" and r.get("head_seconds") and base.get("head_seconds"):
+            claims.append(Compare("in the profiles, the padded head's matmul", r["head_seconds"], "the unpadded one",
+                                  base["head_seconds"], name="head"))
+        if key == "cast" and r.get("category_seconds") and base.get("category_seconds"):
+            mm, was = r["category_seconds"].get("matmul", 0.0), base["category_seconds"].get("matmul", 0.0)
+            claims += [Compare("in the profiles, its matmuls", mm, f"those of {base['label']}", was, name="matmuls"),
+                       Compare("everything else in it (the casts included)", r["profile_seconds"] - mm,
+                               f"in {base['label']}", base["profile_seconds"] - was, name="the rest")]
+        return claims
+    return claims_of
+
+
+ATTENTION = ("Per token and block, attention does 4·T·d FLOPs and the weight matrices 24·d², so attention's share of a "
+             "block is T / (6d + T): it passes half at **T = 6d**, {crossover} tokens for this model (d = {d}; its "
+             "context is {context}), {gpt2_crossover} for GPT-2 small. At T = {seq} it is {block} of each block and, "
+             "with the head, **{share} of the pass's FLOPs**; GPT-2 small at 1,024 tokens: {gpt2_block} of each block, "
+             "{gpt2_share} of the pass.\n\nTime is another matter: the scale, the mask and softmax each read and write "
+             "the {n_head} × {seq} × {seq} scores of every sequence for a few FLOPs an element (softmax {softmax}/8 "
+             "FLOP/byte, against a ridge of {ridge}), and the attention matmuls are only {head_dim} wide (the head "
+             "dimension). Counting those operators and the four copies that split and join the heads against the "
+             "weight matrices and the head (not the LayerNorms, GELU and adds), each at its least time, the roofline "
+             "gives attention **{time_share} of the time**. On the reference {ref} in FP32 this model at {batch} × "
+             "{seq} tokens gets {ref_same} of it, GPT-2 small at 1,024 tokens {ref_gpt2}: the time FlashAttention "
+             "goes after, never writing the scores to memory (Dao et al., 2022).")
+DECODE = ("Apart from the position table, of which a step reads one row, the model has {weights} weights; in {dtype}, "
+          "{itemsize} bytes each, that is {nbytes}, and reading them at this device's {bandwidth} ({whence}) takes "
+          "**{floor} per step**, whatever the batch: at most {rate} tokens per second at batch 1. A batch of {batch} "
+          "reads the weights once for {batch} tokens and its key/value cache besides, {cache} at the sweep's {length} "
+          "positions: at least {batch_floor} per step, at most {batch_rate} tokens per second. On the reference {ref} "
+          "({ref_bandwidth}), in bfloat16: {ref_floor} per step at batch 1.")
+TRAIN = ("A step does the forward pass once and the backward pass, two matmuls for each of the forward's, so three "
+         "times its FLOPs: 6 per token for each of the {weights} weights the matmuls use, plus attention's, "
+         "**{flops}** for {tokens} tokens. At {peak}, {rate}, that takes at least **{least}**, at most {tps} tokens "
+         "per second; that peak bounds {dtypes} arithmetic only (Chapter 1), so the bound holds for those "
+         "configurations alone. {reference}")
+
+
+def attention_answer(n):
+    """Worked problem 5 from :func:`~brrr.experiments.capstone_worked.attention_share`."""
+    pct = {k: _v(n[k], "%") for k in ("block", "share", "gpt2_block", "gpt2_share", "time_share", "ref_same", "ref_gpt2")}
+    return fill(ATTENTION, **pct, **{k: n[k] for k in ("d", "seq", "batch", "n_head", "head_dim", "softmax")},
+                crossover=_v(n["crossover"], "count"), gpt2_crossover=_v(n["gpt2_crossover"], "count"),
+                context=_v(n["context"], "count"), ridge=_v(n["ridge"]), ref=n["ref"].name)
+
+
+def attention_check(n):
+    """``claims_of`` attention's shares measured in a profile (:func:`~brrr.experiments.capstone_worked.attention_measured`)."""
+    def claims_of(m):
+        return [Compare("the profiler's count of attention's share of the FLOPs", m["flop_share"], "the formula's",
+                        n["share"], unit="%", name="flops"),
+                Compare("its share of the replayed time (against the weight matmuls and the head)", m["time_share"],
+                        "the roofline's", n["time_share"], unit="%", name="time"),
+                Bound("attention's operators", m["core_seconds"], m["core_least"], "their roofline", name="core"),
+                Bound("the weight matmuls and the head", m["mats_seconds"], m["mats_least"], "their roofline", name="mats"),
+                Share(m["lost_total"], m["lost"], "attention's operators took beyond their roofline times", name="lost")
+                if m["lost"] else None]
+    return claims_of
+
+
+def decode_answer(n, whence):
+    """Worked problem 7 from :func:`~brrr.experiments.capstone_worked.decode_floor` (``whence``: the peaks' source)."""
+    return fill(DECODE, weights=_v(n["weights"], "count"), dtype=n["dtype"], itemsize=n["itemsize"], whence=whence,
+                nbytes=_v(n["weight_bytes"], "B"), bandwidth=_v(n["bandwidth"], "B/s"), floor=_v(n["floor"], "s"),
+                rate=_v(1 / n["floor"], "count"), batch=n["batch"], cache=_v(n["cache_bytes"], "B"), length=n["length"],
+                batch_floor=_v(n["batch_floor"], "s"), batch_rate=_v(n["batch"] / n["batch_floor"], "count"),
+                ref=n["ref"].name, ref_bandwidth=_v(n["ref"].peak_bandwidth, "B/s"), ref_floor=_v(n["ref_floor"], "s"))
+
+
+def decode_check(run):
+    """The decode sweep: its floor, and each decode step's regime by the book's rule, or that none explains it."""
+    steps = [r for r in run.records if r["mode"] != "prefill" and not r.get("skipped")]
+    roof = Roofline.from_dict(run.meta["roofline"])
+    return [Value(steps[0]["weight_seconds"], "s", "reading every weight once at the DRAM bandwidth, a decode step's "
+                  "floor,", "takes", name="floor") if steps else None] + [
+        Regime(f"at batch {r['batch']}, one {'eager decode step' if r['mode'] == 'eager' else 'decode step as a CUDA graph'}",
+               r["flops"], r["nbytes"], roof, call_cost=r["overhead_seconds"], seconds=r["seconds"],
+               name=f"{r['mode']}, batch {r['batch']}") for r in steps[:4]]
+
+
+def train_answer(n, model):
+    """Worked problem 8 from :func:`~brrr.experiments.capstone_worked.train_floor` (``model``: the page's, named)."""
+    return fill(TRAIN, weights=_v(n["weights"], "count"), flops=_v(n["flops"], "FLOP"), tokens=_v(n["tokens"], "count"),
+                peak=n["peak"]["name"], rate=_v(n["peak"]["flops"], "FLOP/s"), least=_v(n["least"], "s"),
+                tps=_v(n["tokens_per_second"], "count"), dtypes=" and ".join(n["peak"]["dtypes"]),
+                reference=Compare(f"GPT-2 small on 8 × 1,024 tokens at the reference {n['ref_name']}'s bfloat16 "
+                                  f"tensor-core peak ({quantity(n['ref_peak'], 'FLOP/s')})", n["ref_least"],
+                                  f"this bound for {n['tokens']:,} tokens of {model}", n["least"], name="reference"))
+
+
+def training(n):
+    """``claims_of`` training: the fastest against the first, its MFU, the floor ``n``, its traced time, its noise."""
+    def claims_of(run):
+        runs = measured(run)
+        if not runs:
+            return [Missing("capstone_train: every configuration", "so nothing here is measured")]
+        best, first = min(runs, key=lambda r: r["seconds"]), runs[0]
+        bounded = [r for r in runs if r["dtype"] in n["peak"]["dtypes"]] if not run.meta.get("reference") else []
+        fast, costs = min(bounded, key=lambda r: r["seconds"]) if bounded else None, best.get("costs") or {}
+        who = f"per step, **{best['label']}** ({best['tokens']:,} tokens)"
+        top = dict(sorted(costs.items(), key=lambda kv: -kv[1])[:3])
+        return [Value(best["seconds"], "s", who, name="best") if best is first else
+                Compare(who, best["seconds"], first["label"], first["seconds"], name="best"), _mfu(run, best, "it"),
+                Bound(f"the fastest step Worked problem 8's bound holds for ({fast['label']})", fast["seconds"],
+                      n["least"], "that bound", measured_roof=fast["backend"] == "cpu", name="floor") if fast else None,
+                Share(sum(costs.values()), {COSTS.get(k, k): v for k, v in top.items()}, "of its step that `torch.profiler` "
+                      "traced", name="costs") if sum(costs.values()) > 0 else None,
+                Noisy(best["label"], best.get("iqr_seconds", 0.0), best["seconds"])]
+    return claims_of
+
+
+def anchors(run):
+    """The bfloat16 tensor-core peak of each anchor's GPU against the one peak of this page's run."""
+    peak, device = mfu_peak(run), (run.meta.get("device") or {}).get("name", "this device")
+    return [Compare(f"the bfloat16 tensor-core peak of the {model}s {names} used", bf16, f"this page's one peak "
+                    f"({peak['name']}, {device})", peak["flops"], unit="FLOP/s", name=model)
+            for model, names, bf16 in peaks()] if peak.get("flops") else []
