@@ -14,7 +14,7 @@ import math
 import re
 
 from . import config
-from .prose import Prose
+from .claims import Said
 from .units import format_bytes, format_number, format_seconds
 
 QUICK_BANNER = (
@@ -147,7 +147,7 @@ def _replayed_sentence(dev) -> str:
             "at the top of the page) to measure your own GPU.")
 
 
-def intro(chapter: int, dev=None) -> Prose:
+def intro(chapter: int, dev=None) -> Said:
     """The opening note of chapter ``chapter``: the live device, its roofs, the reference GPUs,
     and in quick mode a banner saying which numbers not to trust."""
     from .device import device
@@ -156,14 +156,14 @@ def intro(chapter: int, dev=None) -> Prose:
     quick = config.quick_mode()
     if dev.replayed:
         text = _replayed_sentence(dev) + " " + _references_sentence(chapter)
-        return Prose(text, {"device": dev.name, "backend": dev.backend, "quick": quick, "replayed": True})
+        return Said(text, facts={"device": dev.name, "backend": dev.backend, "quick": quick, "replayed": True})
     text = f"**Measured on this page:** {dev.name}, {_where(dev)} " + _references_sentence(chapter)
     note = "" if dev.on_gpu else cache_note()
     if note:
         text += " " + note
     if quick:
         text = QUICK_BANNER.format(extra=QUICK_CAVEATS.get(chapter, "")).strip() + "\n\n" + text
-    return Prose(text, {"device": dev.name, "backend": dev.backend, "quick": quick})
+    return Said(text, facts={"device": dev.name, "backend": dev.backend, "quick": quick})
 
 
 # --- tables ---------------------------------------------------------------------------
@@ -228,7 +228,7 @@ class Answer:
         the Markdown they were rendered into."""
         blocks = [b.strip() for b in re.split(r"\n\s*\n", self.markdown) if b.strip()]
         body = "\n".join(f"<p>{_inline(' '.join(b.split()))}</p>" for b in blocks)
-        from .claims.page import plain
+        from .results import plain
         text = f'<details class="brrr-answer">\n<summary>{html.escape(self.summary)}</summary>\n{body}\n</details>'
         return text, {"brrr": {"facts": plain(self.facts), "claims": [plain(c.to_dict()) for c in self.claims],
                                "markdown": self.markdown}}
@@ -252,7 +252,7 @@ def _inline(text: str) -> str:
 
 
 def answer(text, summary: str = "Answer"):
-    """``text`` (a :class:`~brrr.claims.Said`, a :class:`~brrr.prose.Prose` or Markdown with paragraphs,
+    """``text`` (a :class:`~brrr.claims.Said` or Markdown with paragraphs,
     `code`, **bold** and *italic*) as a collapsed answer: display it from a cell tagged ``remove-input``.
     None where there is no answer (it builds on a measurement a replayed build has no record of) shows
     nothing."""

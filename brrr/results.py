@@ -28,6 +28,7 @@ import datetime
 import functools
 import glob
 import json
+import math
 import os
 from pathlib import Path
 import platform
@@ -185,6 +186,22 @@ def load_all(folder: str) -> list:
         raise ValueError(f"folder must be a directory of brrr results, got {folder!r}")
     paths = sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True))
     return [Result.load(p) for p in paths]
+
+
+def plain(value):
+    """``value`` as JSON data (a notebook output's metadata): NumPy numbers as Python ones, tuples as lists, keys as strings,
+    NaN and infinities as strings ('nan', 'inf')."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [plain(v) for v in value]
+    if hasattr(value, "item") and not hasattr(value, "__len__"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
 
 
 def _plain(value):

@@ -1,5 +1,5 @@
 """What the chapters say, read back from executed notebooks: each generated cell's facts and claims,
-which :class:`brrr.prose.Prose` (and :class:`brrr.book.Answer`) keep in their outputs' metadata."""
+which :class:`brrr.claims.Said` (and :class:`brrr.book.Answer`) keep in their outputs' metadata."""
 from __future__ import annotations
 
 import json

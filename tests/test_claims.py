@@ -9,6 +9,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from brrr import claims as c
+from brrr.results import plain
 from brrr.roofline import COMPUTE, MEMORY, OVERHEAD, Roofline
 
 ROOF = Roofline(peak_flops=67e12, peak_bandwidth=4.8e12)
@@ -188,7 +189,7 @@ def test_every_kind_round_trips_through_the_notebook_metadata():
     assert {type(m).__name__ for m in made} == set(c.KINDS)
     made.append(c.Share(1.0, {"y": 0.25, "x": 0.5}, "of it"))     # parts not in their keys' order
     for claim in made:
-        back = c.check_all(json.loads(json.dumps(c.page.plain(claim.to_dict()), sort_keys=True)))  # as nbformat
+        back = c.check_all(json.loads(json.dumps(plain(claim.to_dict()), sort_keys=True)))  # as nbformat
         assert back.text() == claim.text() and back.outcome == claim.outcome
     with pytest.raises(c.ClaimError, match="now renders"):
         c.check_all({**made[1].to_dict(), "text": "A took half as long as b."})

@@ -31,7 +31,7 @@ class Claim:
     def __post_init__(self):
         self.validate()
 
-    def validate(self):
+    def validate(self):     # a subclass refuses what it cannot state
         pass
 
     @property

@@ -13,11 +13,10 @@ UNEXPLAINED_REGIME = "explained by no bound"
 
 @dataclass
 class Bound(Claim):
-    """How near a measurement came to the most ``roof`` allows: a time against its least time
-    (``unit='s'``), or a rate against a peak (``'FLOP/s'``, ``'B/s'``; ``mfu=True`` calls the share
-    MFU, and the sentence names the peak). Above the roof, the sentence says why: timing noise (up
-    to ABOVE_ROOF), a working set of ``nbytes`` that fits the ``cache_bytes`` cache, a roof the CPU
-    measured, or else that the count or the roof is wrong."""
+    """How near a measurement came to the most ``roof`` allows: a time against its least time (``unit='s'``),
+    or a rate against a peak (``'FLOP/s'``, ``'B/s'``; ``mfu=True``: MFU, naming the peak). Above the roof it
+    says why: timing noise (to ABOVE_ROOF), ``nbytes`` fitting the ``cache_bytes`` cache, a CPU's measured
+    roof, or else that the count or the roof is wrong."""
     subject: str
     measured: float
     allowed: float
@@ -75,10 +74,9 @@ class Bound(Claim):
 
 @dataclass
 class Regime(Claim):
-    """Which of a call's least times is the largest, by ``Roofline.regime`` (the book's one rule):
-    the arithmetic, the memory traffic, or, where ``call_cost`` is known, the fixed cost of a call.
-    Where the measured ``seconds`` are more than UNEXPLAINED times the largest, the sentence says that
-    none of them explains the time, and names what is left; it gives no regime then."""
+    """Which of a call's least times is the largest by ``Roofline.regime``, the book's one rule: the arithmetic,
+    the memory traffic, or (``call_cost`` known) the fixed cost of a call. Where the measured ``seconds`` are
+    over UNEXPLAINED times the largest, it says none explains the time, and gives no regime."""
     subject: str
     flops: float
     nbytes: float

@@ -2,32 +2,16 @@
 a worked answer's template filled (:func:`fill`), and claims read back from a notebook."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
+from ..results import plain
 from .base import Claim
 from .bounds import Bound, Regime
 from .compare import Compare, Share, Value
 from .notes import Cause, Missing, Noisy
 from .quantity import ClaimError
 from .shape import Shape
-
-
-def plain(value):
-    """``value`` as JSON data: NumPy numbers as Python ones, tuples as lists, keys as strings,
-    NaN and infinities as strings ('nan', 'inf')."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
-        return [plain(v) for v in value]
-    if hasattr(value, "item") and not hasattr(value, "__len__"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
 
 
 KINDS = {k.__name__: k for k in (Value, Compare, Share, Bound, Regime, Shape, Missing, Noisy, Cause)}

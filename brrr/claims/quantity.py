@@ -8,9 +8,8 @@ import re
 from ..units import format_bytes, format_rate, format_seconds
 
 UNITS = ("s", "B", "B/s", "FLOP/s", "FLOP", "FLOP/byte", "%", "x", "count", "")
-_SCALES = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20,
-           "GiB": 2 ** 30, "GB/s": 1e9, "TB/s": 1e12, "FLOP/s": 1, "MFLOP/s": 1e6, "GFLOP/s": 1e9,
-           "TFLOP/s": 1e12, "PFLOP/s": 1e15, "%": 0.01}
+_SCALES = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30,
+           "GB/s": 1e9, "TB/s": 1e12, "MFLOP/s": 1e6, "GFLOP/s": 1e9, "TFLOP/s": 1e12, "PFLOP/s": 1e15, "%": 0.01}
 _QUANTITY = re.compile(r"(\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?)\s*"
                        r"(ns|µs|ms|s\b|B\b|KiB|MiB|GiB|[GT]B/s|[MGTP]?FLOP/s|%)?")
 
@@ -29,11 +28,6 @@ def significant(value: float, digits: int = 3) -> str:
     decimals = digits - 1 - math.floor(math.log10(abs(value)))
     text = f"{value:.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def number(value: float) -> str:
-    """Three significant digits, whole numbers with thousands separators from 1,000: '0.25', '1,024'."""
-    return significant(value, 3)
 
 
 def quantity(value: float, unit: str) -> str:
@@ -55,7 +49,7 @@ def quantity(value: float, unit: str) -> str:
         return f"{significant(value, 3)} times" if value < 10 else f"{value:,.0f} times"
     if unit in ("count", "FLOP"):
         return f"{round(value):,}" + (" FLOPs" if unit == "FLOP" else "")
-    return number(value) + (" FLOP/byte" if unit == "FLOP/byte" else "")
+    return significant(value) + (" FLOP/byte" if unit == "FLOP/byte" else "")
 
 
 def read_back(text: str) -> tuple:
@@ -66,10 +60,8 @@ def read_back(text: str) -> tuple:
         raise ClaimError(f"no number in {text!r}")
     digits, unit = found.group(1).replace(",", ""), found.group(2)
     scale = _SCALES.get(unit or "", 1)
-    decimals = len(digits.split(".")[1]) if "." in digits and "e" not in digits else 0
-    if "e" in digits:
-        mantissa = digits.split("e")[0]
-        decimals = (len(mantissa.split(".")[1]) if "." in mantissa else 0) - int(digits.split("e")[1])
+    mantissa, _, exponent = digits.partition("e")     # '1.02e+03' (units.format_bytes can print one)
+    decimals = (len(mantissa.split(".")[1]) if "." in mantissa else 0) - int(exponent or 0)
     return float(digits) * scale, 0.5 * 10 ** -decimals * scale
 
 

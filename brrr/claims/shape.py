@@ -4,15 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import SAME, Claim, cap
-from .quantity import ClaimError, finite, number, quantity
+from .quantity import ClaimError, finite, quantity, significant as number
 
 
 @dataclass
 class Shape(Claim):
-    """``ys`` against increasing ``xs`` (named ``x_name``: 'n =', 'batch'), "near" meaning within SAME
-    of the best: 'flat' (every point near), 'still rising' (only the last), 'flattens' (a run of near
-    points to the end, from the x stated), 'falls after its best' (the last point not near) or
-    'uneven' (near, then not, then near again)."""
+    """``ys`` against increasing ``xs`` (``x_name``: 'n =', 'batch'), "near" being within SAME of the best: 'flat'
+    (all near), 'still rising' (only the last), 'flattens' (near from the x stated to the end), 'falls after its
+    best' (the last not near) or 'uneven' (near, not, near again)."""
     subject: str
     xs: list
     ys: list
