@@ -111,6 +111,18 @@ def test_a_regime_is_the_roofline_rule_unless_no_bound_explains_the_time(flops, 
         assert ("alone" in text) == (call is None)
 
 
+@given(flops=st.floats(0, 1e12), nbytes=st.floats(1, 1e10), call=positive, seconds=positive)
+def test_a_gpu_busier_than_the_cost_of_issuing_a_call_is_never_overhead_bound(flops, nbytes, call, seconds):
+    claim = c.Regime("the row", flops, nbytes, ROOF, call_cost=call, seconds=seconds, device_time=True)
+    claim.check()
+    work = max(flops / ROOF.peak_flops, nbytes / ROOF.peak_bandwidth)
+    if seconds > call:
+        assert claim.outcome != OVERHEAD
+        assert (claim.outcome == c.UNEXPLAINED_REGIME) == (seconds > c.UNEXPLAINED * work)
+    else:
+        assert claim.outcome == ROOF.with_ceilings(overhead=call).regime(flops, nbytes)
+
+
 def test_a_regime_at_the_edge_of_unexplained():
     call = 6.5e-6
     for seconds, outcome in ((c.UNEXPLAINED * call * (1 - EPS), OVERHEAD), (c.UNEXPLAINED * call * (1 + EPS), c.UNEXPLAINED_REGIME)):

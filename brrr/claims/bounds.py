@@ -76,7 +76,9 @@ class Bound(Claim):
 class Regime(Claim):
     """Which of a call's least times is the largest by ``Roofline.regime``, the book's one rule: the arithmetic,
     the memory traffic, or (``call_cost`` known) the fixed cost of a call. Where the measured ``seconds`` are
-    over UNEXPLAINED times the largest, it says none explains the time, and gives no regime."""
+    over UNEXPLAINED times the largest, it says none explains the time, and gives no regime. ``device_time``:
+    the seconds are the GPU's own (a replayed row), which hold no cost of issuing the call; a GPU busy for
+    longer than that cost hides it, so only the arithmetic and the memory traffic can explain its time."""
     subject: str
     flops: float
     nbytes: float
@@ -84,6 +86,7 @@ class Regime(Claim):
     call_cost: Optional[float] = None
     seconds: Optional[float] = None
     name: str = ""
+    device_time: bool = False
 
     def __post_init__(self):
         if isinstance(self.roof, dict):
@@ -113,23 +116,38 @@ class Regime(Claim):
         return self.roof.with_ceilings(overhead=self.call_cost).regime(self.flops, self.nbytes)
 
     @property
+    def hides_call(self) -> bool:
+        """Whether the GPU's own time is longer than the cost of issuing the call, which it then hides."""
+        return self.device_time and None not in (self.seconds, self.call_cost) and self.seconds > self.call_cost
+
+    @property
     def outcome(self) -> str:
-        if self.seconds is not None and self.seconds > UNEXPLAINED * max(self.bounds().values()):
+        work = {k: t for k, t in self.bounds().items() if k != OVERHEAD or not self.hides_call}
+        if self.seconds is not None and self.seconds > UNEXPLAINED * max(work.values()):
             return UNEXPLAINED_REGIME
-        return self.regime
+        return max(work, key=work.get) if self.hides_call else self.regime
 
     def _least(self) -> str:
         what = {COMPUTE: "the arithmetic", MEMORY: "the memory traffic", OVERHEAD: "the fixed cost of a call"}
         return listing([f"{quantity(t, 's')} for {what[k]}" for k, t in self.bounds().items()])
 
     def text(self) -> str:
-        s = cap(self.subject)
-        if self.outcome == UNEXPLAINED_REGIME:
-            ratio = self.seconds / max(self.bounds().values())
-            left = ("too little parallel work to hide latency (Chapter 2) can" if self.call_cost is not None else
-                    "a fixed cost per call (Chapter 3) or too little parallel work to hide latency (Chapter 2) can")
-            return (f"{s} took {quantity(self.seconds, 's')}, {quantity(ratio, 'x')} the largest of its least "
-                    f"times ({self._least()}): none of them explains it; {left}.")
+        s, o = cap(self.subject), self.outcome
+        case = ("the book's fourth case (Chapter 2)" if self.call_cost is not None else
+                "the book's fourth case (Chapter 2), unless a fixed cost per call (Chapter 3), not known here, does")
+        if self.hides_call:
+            busy = (f"the GPU was busy for {quantity(self.seconds, 's')}, longer than the "
+                    f"{quantity(self.call_cost, 's')} of issuing a call, which it hides")
+            t = {k: quantity(v, "s") for k, v in self.bounds().items()}
+            if o == UNEXPLAINED_REGIME:
+                work = max(self.bounds()[COMPUTE], self.bounds()[MEMORY])
+                return (f"{s}: {busy}, and {quantity(self.seconds / work, 'x')} the larger of its least times for the "
+                        f"arithmetic ({t[COMPUTE]}) and the memory traffic ({t[MEMORY]}), so neither explains it: {case}.")
+            return (f"{s} is {o}: {busy}, and its least times are {t[COMPUTE]} for the arithmetic and {t[MEMORY]} "
+                    "for the memory traffic.")
+        if o == UNEXPLAINED_REGIME:
+            return (f"{s} took {quantity(self.seconds, 's')}, {quantity(self.seconds / max(self.bounds().values()), 'x')} "
+                    f"the largest of its least times ({self._least()}): none of them explains it, {case}.")
         alone = "" if self.call_cost is not None else " alone"     # no fixed cost of a call known here
         return f"{s} is {self.regime} by the roofline{alone}: its least times are {self._least()}."
 
@@ -141,5 +159,8 @@ class Regime(Claim):
         if self.outcome == UNEXPLAINED_REGIME:
             if any(r in said for r in (COMPUTE, MEMORY, OVERHEAD)):
                 raise ClaimError(f"a time no bound explains, given a regime: {said!r}")
+        elif self.hides_call:
+            if self.outcome == OVERHEAD or f"is {self.outcome}:" not in said:
+                raise ClaimError(f"a GPU busier than the call's cost, judged {self.outcome}: {said!r}")
         elif f"is {self.regime} by the roofline" not in said:
             raise ClaimError(f"{said!r} does not say {self.regime}")

@@ -18,7 +18,8 @@ SPREAD = "the spread of its whole-run times, so the page compares none of them"
 def row_regime(t, row, call_cost) -> Regime:
     """A profile row's regime by the roofline's rule, with its replayed time less the table's replay floor."""
     roof = d.row_roofline(t.attrs["summary"], row.flops, row.nbytes, row.roofline_seconds)
-    claim = Regime(d.row_name(row), row.flops, row.nbytes, roof, call_cost, d.beyond_floor(t, row))
+    claim = Regime(d.row_name(row), row.flops, row.nbytes, roof, call_cost, d.beyond_floor(t, row),
+                   device_time=t.attrs.get("backend") == "cuda")      # a GPU's clock holds no cost of issuing
     claim.subject += ", less the replay floor," if claim.outcome == UNEXPLAINED_REGIME else ""   # its time is that
     return claim
 
