@@ -468,7 +468,7 @@ def _steps(result, pair, done):
     whose profile the set holds, ``capstone_profile_<step>``, takes that rescaled table's shares and
     time factor); a 16-bit step runs the target's autocast type (float16 without BF16 tensor cores);
     kept or undone by time per token, as :func:`brrr.experiments.capstone.run_steps` decides."""
-    from brrr.experiments.capstone import _regimes
+    from brrr.experiments.capstone import regime_shares
     from brrr.reference import as_frame
     low = "bfloat16" if pair.dst.has_tensor_cores("bfloat16") else "float16"
     src_low = result.meta["autocast_dtype"]
@@ -487,7 +487,7 @@ def _steps(result, pair, done):
         if table is not None:
             before = source_runs()[table.name].records
             k = sum(r["seconds"] for r in table.records) / sum(r["seconds"] for r in before)
-            shares = _regimes(as_frame(table))
+            shares = regime_shares(as_frame(table))
         rec["dtype"] = low if rec["dtype"] == src_low else rec["dtype"]
         peak = pair.peak(pair.dst, rec["dtype"], tensor)
         retime(rec, max(k, rec["flops"] / peak / rec["seconds"]))
