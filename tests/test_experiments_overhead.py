@@ -240,6 +240,9 @@ def test_fit_overheads_and_table():
     # The crossover is a fitted size: three significant digits, as the chapter's text gives it.
     crossovers = table["work = fixed cost at (elements)"].tolist()
     assert crossovers == [float(f"{f['crossover']:.3g}") for f in fits.values()]
+    # M3-2: the least time of a call at a larger size than the fixed cost's, beside the fixed cost it may undercut
+    assert table["least time at a larger size"].tolist() == [f["lowest"][1] for f in fits.values()]
+    assert all(f["lowest"][0] > max(f["fixed_cost_sizes"]) for f in fits.values())
     assert ov.fit_table({}) is None and ov.fit_overheads(None) == {}     # a replayed set without the sweep
 
 
@@ -281,6 +284,9 @@ def test_batch_table_verdicts():
     table = ov.batch_table(Result("double_the_batch", records=recs))
     assert table["verdict"].tolist()[1:] == ["overhead-bound", "work-bound"] and table["verdict"].isna()[0]
     assert table["time per sample"].tolist() == pytest.approx([1.0, 0.525, 0.525])
+    assert table["median of its samples"].isna().all()      # N3-M1: the column stays, empty, for a record without
+    recs[1]["median_seconds"] = 1.5
+    assert ov.batch_table(Result("double_the_batch", records=recs))["median of its samples"][1] == 1.5
 
 
 def test_mlp_factory_describes_itself():

@@ -66,3 +66,13 @@ def test_time_vs_size_legend_rounds_the_crossover_as_the_table_does():
     fit = dict(fit, crossover=float("inf"))
     labels = [line.get_label() for line in plot.time_vs_size(live, {"numpy": fit}).axes[0].get_lines()]
     assert any("no size where work = fixed cost" in label for label in labels)
+
+
+def test_time_vs_size_rings_a_larger_call_that_undercut_the_fixed_cost():
+    """M3-2: where a call at a larger size took less than the fixed cost (beyond SAME), the figure says so."""
+    live = sweep(CPU, [("numpy", "cpu", 1e-6)])
+    assert not any("less than its fixed cost" in line.get_label()
+                   for line in plot.time_vs_size(live, ov.fit_overheads(live)).axes[0].get_lines())
+    next(r for r in live.records if r["size"] == 2 ** 12)["seconds"] = 0.5e-6
+    labels = [line.get_label() for line in plot.time_vs_size(live, ov.fit_overheads(live)).axes[0].get_lines()]
+    assert any("at 4,096 elements, less than its fixed cost" in label for label in labels), labels

@@ -16,8 +16,8 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "chapters" / "03_overhead.ipynb
 class Dev:
     """A device as the worked answers read it."""
     def __init__(self, backend="cuda", flops=67e12, bandwidth=4.8e12):
-        self.backend, self.on_gpu, self.name, self._flops, self.peak_bandwidth = \
-            backend, backend == "cuda", "Test device", flops, bandwidth
+        self.backend, self.on_gpu, self.name, self._flops, self.peak_bandwidth, self.l2_bytes = \
+            backend, backend == "cuda", "Test device", flops, bandwidth, 2 ** 20
 
     def peak_flops(self, dtype="float32", tensor_cores=False):
         return self._flops
@@ -109,18 +109,19 @@ def test_graphs_compare_eager_per_operation_with_a_new_output_call_on_the_same_g
     assert o.graphs(None)(Result("reduce_overhead_demo", records=[])) == []                   # no GPU: nothing
 
 
-def _doubling(times):
+def _doubling(times, medians=None):
     recs, previous = [], None
     for k, t in enumerate(times):
         recs.append({"size": 2 ** k, "seconds": t, "time_ratio": t / previous if previous else None,
-                     "size_ratio": 2.0 if previous else None})
+                     "size_ratio": 2.0 if previous else None, "median_seconds": (medians or times)[k]})
         previous = t
     return Result("double_the_batch", records=recs, meta={"torch_threads": 1, "cpu_threads": 2, "device": {
         "backend": "cuda", "peak_flops_float32": 67e12, "peak_bandwidth": 4.8e12}})
 
 
-def test_doublings_count_the_verdicts_and_a_step_down_is_said_with_whether_it_stayed():
-    run = _doubling([240e-6, 250e-6, 290e-6, 174e-6, 170e-6, 178e-6, 400e-6])
+def test_doublings_count_the_verdicts_and_a_step_down_is_said_with_whether_it_stayed_and_its_median():
+    run = _doubling([240e-6, 250e-6, 290e-6, 174e-6, 170e-6, 178e-6, 400e-6],
+                    [300e-6, 310e-6, 350e-6, 345e-6, 177e-6, 180e-6, 410e-6])
     found = o.doublings(run)
     verdicts = [ov.batch_verdict(r["time_ratio"]) for r in run.records[1:]]
     share = found[0]
@@ -129,6 +130,7 @@ def test_doublings_count_the_verdicts_and_a_step_down_is_said_with_whether_it_st
     assert (named["largest fall"].value, named["largest fall"].base) == (174e-6, 290e-6)
     assert (named["after the fall"].value, named["after the fall"].base) == (170e-6, 290e-6)   # the step stayed
     assert (named["largest"].value, named["largest"].base) == (400e-6, 240e-6)
+    assert (named["median"].value, named["median"].base) == (345e-6, 350e-6)                  # N3-M1: the samples
     assert "largest fall" not in _by_name(o.doublings(_doubling([1e-4, 1.05e-4, 1.1e-4])))   # nothing fell
 
 
@@ -151,17 +153,24 @@ def test_the_batch_answer_takes_the_least_time_any_pass_took():
     assert answer.facts["batch"] == ov.batch_where_work_is(169e-6, 128, 4, 67e12, 4.8e12)
 
 
-def test_a_check_takes_its_record_else_the_sweeps_nearest_point_against_both_models():
+def test_a_check_takes_its_record_else_the_sweeps_nearest_point_against_both_models_at_the_sweeps_work():
     run, dev = sweep((("cupy", "cuda", 8e-6, 5e-12),)), Dev()
     fits = ov.fit_overheads(run)
-    fixed = fits["cupy"]["overhead"]
-    timed = _by_name(o.add_check("worked_crossover_add", 9e-6, run, "cupy", 3_000_000, fits, dev).claims)
-    assert timed["against overlap"].value == 9e-6
-    assert timed["against add"].base == pytest.approx(fixed + 12 * 3_000_000 / dev.peak_bandwidth)
+    fixed, per_element = fits["cupy"]["overhead"], fits["cupy"]["per_element"]
+    timed = o.add_check("worked_crossover_add", 9e-6, run, "cupy", 3_000_000, fits, dev).claims
+    assert [type(c) for c in timed] == [claims.Bound, claims.Compare, claims.Compare]
+    assert timed[0].measured == 3_000_000 * per_element                                       # N3-M2: the sweep's
+    assert timed[0].allowed == pytest.approx(12 * 3_000_000 / dev.peak_bandwidth)             # against the roofline's
+    named = _by_name(timed)
+    assert named["against overlap"].value == 9e-6
+    assert named["against add"].base == pytest.approx(fixed + 3_000_000 * per_element)
     fallback = o.add_check("worked_crossover_add", None, run, "cupy", 3_000_000, fits, dev).claims
     assert isinstance(fallback[0], claims.Missing) and fallback[0].record == "worked_crossover_add"
     n, t = ov.nearest(run, 3_000_000, "cupy")
-    assert fallback[1].value == t and fallback[2].base == pytest.approx(fixed + 12 * n / dev.peak_bandwidth)
+    assert fallback[2].value == t and fallback[3].base == pytest.approx(fixed + n * per_element)
+    tiny = o.add_check("worked_tiny_add", None, run, "cupy", 16, fits, dev).claims            # n3-3: in the fixed
+    assert [type(c) for c in tiny] == [claims.Missing, claims.Compare]                        # cost; one model
+    assert tiny[1].base == fixed and tiny[0].what.startswith(o.NEAREST) and tiny[0].what != o.NEAREST
     none = o.add_check("worked_tiny_add", None, None, "cupy", 16, {}, dev).claims
     assert [type(c).__name__ for c in none] == ["Missing"]
 
@@ -173,7 +182,9 @@ def test_the_batch_check_times_batch_one_again_against_the_answers_fixed_cost():
     check.records[1]["size"] = answer.facts["batch"]
     named = _by_name(o.batch_check(check, run, answer, 128, 4).claims)
     assert (named["batch 1 again"].value, named["batch 1 again"].base) == (170e-6, 169e-6)
-    assert named["against overlap"].value == 200e-6
+    assert named["against overlap"].value == 200e-6 and "reach" not in named
+    fallback = _by_name(o.batch_check(None, run, answer, 128, 4).claims)                     # n3-4: how far
+    assert (fallback["reach"].value, fallback["reach"].base) == (4, answer.facts["batch"])    # the sweep reached
 
 
 def test_the_static_text_quotes_the_numbers_the_code_uses():
@@ -185,3 +196,4 @@ def test_the_static_text_quotes_the_numbers_the_code_uses():
     assert f"the {ov.PER_ELEMENT_SIZES} first sizes" in defined
     assert all(f"`{ov.call_of(lib)}`" in defined for lib in ov.LIBRARIES)
     assert f"{o.HE_PYTHON_OPS / 1e6:.0f} million additions per second" in cells["cell-03"]
+    assert f"more than {claims.SAME:.0%} (the margin this book calls \"about the same\")" in cells["cell-07"]

@@ -114,13 +114,15 @@ def fit_overhead(result: Result, library: str) -> dict:
     median wall-clock time per call) of the :data:`FIXED_COST_SIZES` smallest sizes, where the
     curve is flat. ``per_element`` (seconds/element) comes from the :data:`PER_ELEMENT_SIZES`
     first sizes whose time reached twice the overhead (``per_element_sizes``), where the work
-    has just overtaken the fixed cost and runs from the same cache level as at the crossover: on
+    has just overtaken the fixed cost, as near the crossover as the sweep's sizes allow: on
     a CPU, where a call returns only once its work is done, their time less the overhead (the two
     add up); on a GPU, where calls back to back overlap the host's cost with the kernels, their
     whole time (a call takes the larger of the two). Where no size reached twice the overhead
     (``doubled`` False), the largest sizes stand in. ``crossover`` (elements) is where the work
-    costs as much as the overhead. Also returned: the ``call`` that was timed, the
-    ``fixed_cost_sizes``, PyTorch's ``threads`` during the sweep (None: its default), ``backend``.
+    costs as much as the overhead. ``lowest``: ``(size, seconds)`` of the fastest call at a size above the
+    fixed cost's (None: no such size; one that undercuts the fixed cost says the conditions changed). Also
+    returned: the ``call`` that was timed, the ``fixed_cost_sizes``, PyTorch's ``threads`` during the sweep
+    (None: its default), ``backend``.
     """
     rows = sorted((r for r in result.records if r.get("library") == library), key=lambda r: r["size"])
     if len(rows) < 4:
@@ -137,6 +139,7 @@ def fit_overhead(result: Result, library: str) -> dict:
     return {"library": library, "overhead": overhead, "per_element": per_element,
             "crossover": crossover, "backend": rows[0]["backend"], "doubled": big is doubled,
             "per_element_sizes": [r["size"] for r in big],
+            "lowest": min(((r["size"], r["seconds"]) for r in rows[len(small):]), key=lambda p: p[1], default=None),
             "call": call_of(library, op), "fixed_cost_sizes": [r["size"] for r in small],
             "threads": (result.meta.get("torch_threads") if library == "torch" and on_cpu
                         else 1 if on_cpu else None),
@@ -155,9 +158,8 @@ def fit_overheads(result: Result) -> dict:
 def crossover_tests(result: Result) -> dict:
     """What each library's ``time_vs_size`` sweep says about how its fixed cost and its work
     combine: ``{library: {backend, fixed, lowest, near, largest}}`` (in the sweep's order; {} for
-    None). ``fixed``: :func:`fit_overhead`'s overhead (s). ``lowest``: ``(size, seconds)`` of the
-    fastest call beyond the fixed cost's sizes (a call that undercuts the fixed cost says the
-    conditions changed during the sweep). ``near``: ``(size, seconds, work, add, overlap)`` at the
+    None). ``fixed`` and ``lowest``: :func:`fit_overhead`'s overhead (s) and lowest. ``near``:
+    ``(size, seconds, work, add, overlap)`` at the
     sweep's size nearest the crossover, its work at the fitted cost per element and the two
     models' times there, ``fixed + work`` and ``max(fixed, work)`` (None where no size reached
     twice the fixed cost). ``largest``: ``(size, seconds)`` of the largest size."""
@@ -170,19 +172,22 @@ def crossover_tests(result: Result) -> dict:
             work = n * fit["per_element"]
             near = (n, t, work, fit["overhead"] + work, max(fit["overhead"], work))
         out[lib] = {"backend": fit["backend"], "fixed": fit["overhead"], "near": near, "largest": rows[-1],
-                    "lowest": min(rows[len(fit["fixed_cost_sizes"]):], key=lambda p: p[1])}
+                    "lowest": fit["lowest"]}
     return out
 
 
 def fit_table(fits: dict):
     """The fits of :func:`fit_overheads` as a table: library, where it ran, fixed cost
-    (seconds), cost per element (seconds) and the crossover (elements, to three significant
-    digits, as the chapter's text gives it: a fitted size, not a count)."""
+    (seconds), the least time of a call at a larger size (seconds: where it is below the fixed cost,
+    that fixed cost does not hold at every size), cost per element (seconds) and the crossover
+    (elements, to three significant digits, as the chapter's text gives it: a fitted size, not a count)."""
     import pandas as pd
     if not fits:
         return None     # no sweep to fit (a replayed set without it): no table
     return pd.DataFrame([{"library": f["library"], "runs on": "CPU" if f["backend"] == "cpu" else "GPU",
-                          "fixed cost per call": f["overhead"], "cost per element": f["per_element"],
+                          "fixed cost per call": f["overhead"],
+                          "least time at a larger size": f["lowest"][1] if f["lowest"] else None,
+                          "cost per element": f["per_element"],
                           "work = fixed cost at (elements)": (float(f"{f['crossover']:.3g}")
                                                               if math.isfinite(f["crossover"]) else None)}
                          for f in fits.values()])

@@ -96,13 +96,15 @@ def batch_verdict(time_ratio: float, size_ratio: float = 2.0) -> str:
 
 @needs_measurements
 def batch_table(result: Result):
-    """A :func:`double_the_batch` result as a table: batch size, time per forward pass and per
-    sample (seconds), the time ratio to the previous batch, and :func:`batch_verdict`."""
+    """A :func:`double_the_batch` result as a table: batch size, time per forward pass (``seconds``) and
+    the median of the same samples (None where the record has none), time per sample (seconds), the time ratio
+    to the previous batch, and :func:`batch_verdict`."""
     import pandas as pd
     rows = []
     for r in result.records:
         ratio, size_ratio = r.get("time_ratio"), r.get("size_ratio")
         rows.append({"batch size": r["size"], "time per call": r["seconds"],
+                     "median of its samples": r.get("median_seconds"),
                      "time per sample": r["seconds"] / r["size"],
                      "time ratio to previous": ratio,
                      "verdict": batch_verdict(ratio, size_ratio) if ratio and size_ratio else None})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..claims import SAME
 from ..units import format_seconds
 from ._base import (device_title, reference_label, _frame, _is_reference, _live_label, _meta, _new_axes,
                     _power2_axis, _references, _Reframed, _seconds_axis, _series_style, _style, _styled)
@@ -42,7 +43,9 @@ def time_vs_size(result, fits=None, reference=None, ax=None, title=None):
 
     ``fits`` (``{library: fit}`` from :func:`brrr.experiments.fit_overheads`) adds, for
     this run, each library's fixed cost (dotted horizontal line) and the size where the
-    work equals it (dashed vertical line), in that library's colour. ``reference`` runs
+    work equals it (dashed vertical line), in that library's colour; where a call at a larger
+    size took less than the fixed cost (not within SAME of it), a ringed point and the legend say so,
+    since then that fixed cost does not hold at every size. ``reference`` runs
     are drawn grey, dashed and hollow, with the same marker per library as the live run.
     """
     refs = _references(reference)
@@ -70,6 +73,11 @@ def time_vs_size(result, fits=None, reference=None, ax=None, title=None):
                             if math.isfinite(fit["crossover"]) else "no size where work = fixed cost"))
         if math.isfinite(fit["crossover"]):
             ax.axvline(fit["crossover"], color=f"C{i}", linestyle="--", linewidth=0.9)
+        n, t = fit.get("lowest") or (None, math.inf)
+        if t < (1 - SAME) * fit["overhead"]:
+            ax.plot([n], [t], linestyle="none", marker="o", markersize=11, markerfacecolor="none", color=f"C{i}",
+                    label=f"{lib}: {format_seconds(t)} at {n:,} elements, less than its fixed cost (ringed): "
+                          "that fixed cost does not hold at every size")
     ax.set_xscale("log")
     ax.set_yscale("log")
     _seconds_axis(ax.yaxis)
@@ -118,7 +126,8 @@ def reduce_overhead(result, reference=None, ax=None, title=None):
 @_styled
 def double_the_batch(result, reference=None, axes=None, title=None):
     """Two panels against batch size (from :func:`brrr.experiments.double_the_batch`): the
-    time per call and the time per sample. ``reference`` runs are drawn grey, dashed, hollow."""
+    time per call (the fastest sample; for the page's run, the median of the same samples too, a thin dotted
+    line, where the record has it) and the time per sample. ``reference`` runs are drawn grey, dashed, hollow."""
     refs = _references(reference)
     if axes is None:
         import matplotlib.pyplot as plt
@@ -137,6 +146,9 @@ def double_the_batch(result, reference=None, axes=None, title=None):
         who = reference_label(run) if ref else _live_label(run)
         style = _series_style(j - (0 if runs[0][1] else 1), True) if ref else _series_style(0, False)
         axes[0].plot(frame["size"], frame["seconds"], markersize=4, label=who, **style)
+        if j == 0 and "median_seconds" in frame:
+            axes[0].plot(frame["size"], frame["median_seconds"], color=style.get("color"), linestyle=":",
+                         linewidth=1, label=f"{who}: median of the same samples")
         axes[1].plot(frame["size"], frame["seconds"] / frame["size"], markersize=4, label=who, **style)
     from matplotlib.ticker import LogLocator, NullFormatter
     widest = max(len(_frame(run)) for run, _ in runs)

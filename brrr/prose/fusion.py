@@ -1,6 +1,5 @@
-"""Chapter 4, fusion: each cell's claims (:mod:`brrr.claims`) and the worked answers' templates. A chain's least
-time takes its op at the most of the peak it can reach (:func:`brrr.fusion_tables.least_seconds`), and a speed-up,
-a ratio, is judged by each of its two kernels against its own least time."""
+"""Chapter 4, fusion: each cell's claims and the worked answers' templates. A chain's least time takes its op at the
+most of the peak it can reach (``least_seconds``), and a speed-up, a ratio, is judged by each side's least time."""
 from __future__ import annotations
 
 import math
@@ -13,8 +12,7 @@ from ..kernel_source import peak_share
 from ..roofline import Roofline, has_spec_sheet
 from ..specs import GPU_SPECS
 
-H100_ROOF = Roofline(peak_flops=GPU_SPECS["H100-SXM"].fp32, peak_bandwidth=GPU_SPECS["H100-SXM"].bandwidth,
-                     name=GPU_SPECS["H100-SXM"].name)
+H100_ROOF = Roofline(GPU_SPECS["H100-SXM"].fp32, GPU_SPECS["H100-SXM"].bandwidth, name=GPU_SPECS["H100-SXM"].name)
 WORKED_K = 8     # Worked problem 1's chain, whose row of the sweep checks its answer
 FOCUS_K = 16     # the chain length at which torch.compile's speed-up is set against the model
 
@@ -36,17 +34,15 @@ def _speedup(run, pair: dict, subject: str) -> Compare:   # measured against the
 
 
 def _longest(run, fuser) -> list:   # the two sides of the longest chain, each against its own least time
-    pairs = chain_pairs(run, fuser)
-    k = max(pairs, default=None)
+    k = max(pairs := chain_pairs(run, fuser), default=None)
     return [] if k is None else [_bound(run, pairs[k]["fused"], f"the `{pairs[k]['fused']['library']}` fused "
                                         f"chain of {k}"), _bound(run, pairs[k]["unfused"], f"its {k} unfused passes")]
 
 
 def sweep_claims(run) -> list:
     """The hand-written fusers' sweep: Worked problem 1's chain, then each fuser's longest chain."""
-    p = chain_pairs(run).get(WORKED_K)
-    check = [_speedup(run, p, f"at k = {WORKED_K}, Worked problem 1's chain, the `{p['fused']['library']}` "
-                              "speed-up")] if p else []
+    check = [_speedup(run, p, f"at k = {WORKED_K}, Worked problem 1's chain, the `{p['fused']['library']}` speed-up")
+             for p in [chain_pairs(run).get(WORKED_K)] if p]
     return check + [c for fuser in fusers_of(run) for c in _longest(run, fuser)]
 
 
@@ -104,8 +100,8 @@ def _timed(timing, least: float, subject: str, dev, nbytes: float) -> list:
 
 
 def chain_check(fused, unfused, k: int, n: int, dev):
-    """Worked problem 1 measured: the speed-up against the roofline's, and each side against its least time."""
-    roof = Roofline.from_device(dev)
+    """Worked problem 1 measured: the speed-up against the roofline's, and each side against its least time (N4-M1)."""
+    roof = ceiling_roof(Roofline.from_device(dev), "mul", dev.backend)
     t_f, t_u = float(roof.time(k * n, 8 * n)), 8 * k * n / roof.peak_bandwidth
     return say(lambda t: [Compare(f"the measured speed-up of the chain of {k}", t[1].median / t[0].median,
                                   "the roofline's prediction", t_u / t_f, unit="x"),
@@ -118,13 +114,13 @@ def chain_check(fused, unfused, k: int, n: int, dev):
 def long_check(timing, k: int, n: int, dev, op: str = "mul", record: str = "worked_long_chain"):
     """Worked problem 2 or 3 measured: the fused chain of ``k`` against its least time, its op at its ceiling."""
     least = float(ceiling_roof(Roofline.from_device(dev), op, dev.backend).time((1 + (op == "ffma")) * k * n, 8 * n))
-    return say(lambda t: _timed(t, least, f"the fused chain of {k} {OP_NAMES[op]}", dev, 8 * n), timing,
-               record=record)
+    return say(lambda t: _timed(t, least, f"the fused chain of {k} {OP_NAMES[op]}", dev, 8 * n), timing, record=record)
 
 
 PREDICTION = ("On this roof ({bandwidth} and {peak}: a ridge at {ridge}), a fused chain of float32 multiplications "
               "reaches the ridge at k = {cross} at the full peak, and at k = {own} at half of it, the most "
-              "multiplications can reach: there the last two speed-up columns level off.")
+              "multiplications can reach, where the ridge is {own_ridge}: there the last two speed-up columns level "
+              "off.")
 CHAIN = ("Unfused, each of the {k} passes reads the array and writes a new one: 2 × {k} × {n} × 4 bytes = "
          "{unfused}. Fused, the chain reads it once and writes it once: {fused}, for the same {flops}. {regime} "
          "Each unfused pass is memory-bound too, {unfused_time} for all {k}, so the roofline's speed-up is "
@@ -146,16 +142,19 @@ FMA = ("A multiply-add is two FLOPs as the peak counts them, but on a GPU `fma` 
 def prediction(roof: Roofline):
     """The ridge and the two crossovers of the table above (nothing measured)."""
     return fill(PREDICTION, bandwidth=Value(roof.peak_bandwidth, "B/s"), peak=Value(roof.peak_flops, "FLOP/s"),
-                ridge=Value(roof.ridge, "FLOP/byte"), cross=Value(crossover_k(roof), ""),
-                own=Value(crossover_k(roof, at_ceiling=True), ""))
+                ridge=Value(roof.ridge, "FLOP/byte"), cross=Value(crossover_k(roof), ""), own_ridge=Value(
+                    ceiling_roof(roof).ridge, "FLOP/byte"), own=Value(crossover_k(roof, at_ceiling=True), ""))
 
 
 def chain(k: int, n: int, dev):
-    """Worked problem 1: bytes, regime and least times of a chain of ``k`` float32 multiplications, fused and not."""
-    def on(roof):
+    """Worked problem 1: bytes, regime and least times of a chain of ``k`` float32 multiplications, fused and not,
+    the multiplications at their ceiling, as the sweep's bounds take them (N4-M1)."""
+    def on(roof, backend):
+        roof = ceiling_roof(roof, "mul", backend)
         t_f, t_u = float(roof.time(k * n, 8 * n)), 8 * k * n / roof.peak_bandwidth
-        return Regime(f"the fused chain on {roof.name}", k * n, 8 * n, roof), t_u, Value(t_u / t_f, "")
-    (regime, t_u, speedup), (ref, _, ref_speedup) = on(Roofline.from_device(dev)), on(H100_ROOF)
+        return Regime(f"the fused chain on {roof.name}, its multiplications at "
+                      f"{Value(roof.peak_flops, 'FLOP/s').text()},", k * n, 8 * n, roof), t_u, Value(t_u / t_f, "")
+    (regime, t_u, speedup), (ref, _, ref_speedup) = on(Roofline.from_device(dev), dev.backend), on(H100_ROOF, "cuda")
     return fill(CHAIN, k=str(k), n=f"{n:,}", unfused=Value(8 * k * n, "B"), fused=Value(8 * n, "B"),
                 flops=Value(k * n, "FLOP"), regime=regime, unfused_time=Value(t_u, "s"), speedup=speedup,
                 ref_regime=ref, ref_speedup=ref_speedup)
@@ -178,6 +177,7 @@ def cap(n: int, dev, op: str = "mul"):
     said = fill(CAP if op == "mul" else FMA, rate=rate, bandwidth=Value(here.peak_bandwidth, "B/s"),
                 k_cap=Value(k_cap, "count"), regime=regime(top, f"at {rate.text()}"),
                 ref_rate=Value(ref_top.peak_flops, "FLOP/s"), ref_bandwidth=Value(H100_ROOF.peak_bandwidth, "B/s"),
-                ref_cap=Value(ref_cap, "count"), ref_regime=regime(ref_top, "on an H100 SXM"), **extra)
+                ref_cap=Value(ref_cap, "count"), ref_regime=regime(ref_top, "on an H100 SXM (this page's length, not "
+                                                                   "twice the H100's own cap)"), **extra)
     said.facts.update(k=k, k_cap=k_cap)
     return said

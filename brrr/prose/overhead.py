@@ -2,8 +2,8 @@
 answers (:func:`brrr.claims.fill` templates), whose checks compare a time with both models. Seconds; elements."""
 from __future__ import annotations
 
-from ..claims import Cause, Compare, Missing, Regime, Share, Value, fill, say
-from ..experiments import overhead as ov
+from ..claims import SAME, Bound, Cause, Compare, Missing, Regime, Share, Value, fill, say
+from ..experiments import fusion_model as fm, overhead as ov
 from ..roofline import Roofline
 from ..specs import GPU_SPECS
 
@@ -13,23 +13,21 @@ NAMES = {"numpy": "NumPy", "torch": "PyTorch", "cupy": "CuPy"}
 H100 = GPU_SPECS["H100-SXM"]   # the worked answers' reference GPU, by its spec sheet
 MODEL = {"cuda": "a GPU, where they overlap", "cpu": "a CPU, where they add"}
 UNANSWERED = "so this answer has no measured fixed cost to start from"
+NEAREST, NO_FIXED = "so this check takes the sweep's size nearest the answer's", "and this page has no fixed cost"
 DIPPED = ("More elements cannot cost less than the fixed cost of fewer, so the conditions changed during the sweep: "
           "its fixed cost does not hold at every size, and this sweep cannot tell the two models apart.")
 
 
-def _kept(*claims) -> list:
+def _kept(claims) -> list:
     return [c for c in claims if c]     # a claim is true; one left out is None or False
 
 
-def _said(*claims):
-    return say(lambda given: _kept(*given), claims)
-
-
 def _models(subject: str, seconds: float, fixed: float, work: float, name: str = "") -> list:
-    """A measured time against both models: the larger of fixed cost and work, and their sum."""
-    return [Compare(subject, seconds, "the larger of its fixed cost and its work", max(fixed, work),
-                    name=f"{name}against overlap"),
-            Compare("It", seconds, "their sum", fixed + work, name=f"{name}against add")]
+    """A measured time against both models: the larger of fixed cost and work, and their sum (unless within SAME)."""
+    both = fixed + work <= (1 + SAME) * max(fixed, work)     # then no measurement can tell the two apart
+    return [Compare(subject, seconds, "the larger of its fixed cost and its work" + ", which is also about their sum"
+                    * both, max(fixed, work), name=f"{name}against overlap"),
+            Compare("It", seconds, "their sum", fixed + work, name=f"{name}against add")][:2 - both]
 
 
 def python_ops(run) -> list:
@@ -89,11 +87,11 @@ def calls(sizes):
 
 
 def async_demo(run) -> list:
-    """When the loop of matmuls returned to Python, against when its work was done."""
+    """When the loop of matmuls had done its work, against when it returned to Python (both since its first call)."""
     ret, fin = ({r["stage"]: r for r in run.records}[k] for k in ("returned", "finished"))
-    return [Compare(f"Returning to Python from the loop of {ret['calls']} matmuls of {ret['n']:,} x {ret['n']:,} "
-                    f"({NAMES[ret['library']]})", ret["seconds"], "finishing their work", fin["seconds"],
-                    name="returned")]
+    return [Compare(f"Finishing the work of the loop of {ret['calls']} matmuls of {ret['n']:,} x {ret['n']:,} "
+                    f"({NAMES[ret['library']]})", fin["seconds"], "returning to Python from it", ret["seconds"],
+                    name="finished")]
 
 
 def trace(fits: dict):
@@ -123,36 +121,36 @@ def graphs(calls_run):
         t = {r["variant"]: r["seconds"] for r in run.records}
         if "eager" not in t:
             return []
-        n_ops, backend = run.records[0]["n_ops"], run.records[0]["backend"]
+        n_ops, compiled = run.records[0]["n_ops"], t.get("torch.compile reduce-overhead")
         new = next((r for r in getattr(calls_run, "records", []) if r["role"] == "chapter 7"
-                    and r["backend"] == backend), None)
-        compiled = t.get("torch.compile reduce-overhead")
-        return _kept(Compare("Replaying the chain as a CUDA graph", t["CUDA graph"], "running it eagerly", t["eager"],
-                             name="graph"),
-                     Value(t["CUDA graph"] / n_ops, "s", "Per kernel, its launch and the gaps between kernels "
-                           "included, the replay"),
-                     new and Compare(f"Eagerly, each of the {n_ops} operations", t["eager"] / n_ops, "a "
-                                     "`torch.add(a, b)` with a new output, timed above", new["seconds"], name="eager"),
-                     compiled and Compare('`torch.compile(mode="reduce-overhead")`', compiled, "the hand-made graph",
-                                          t["CUDA graph"], name="reduce-overhead"))
+                    and r["backend"] == run.records[0]["backend"]), None)
+        return _kept((Compare("Replaying the chain as a CUDA graph", t["CUDA graph"], "running it eagerly", t["eager"],
+                              name="graph"),
+                      Value(t["CUDA graph"] / n_ops, "s", "Per kernel, its launch and the gaps between kernels "
+                            "included, the replay"),
+                      new and Compare(f"Eagerly, each of the {n_ops} operations", t["eager"] / n_ops, "a "
+                                      "`torch.add(a, b)` with a new output, timed above", new["seconds"], name="eager"),
+                      compiled and Compare('`torch.compile(mode="reduce-overhead")`', compiled, "the hand-made graph",
+                                           t["CUDA graph"], name="reduce-overhead")))
     return claims_of
 
 
 def doublings(run) -> list:
-    """The doublings by verdict; the largest batch against batch 1; the largest fall, and the next batch
-    against the one before the fall (whether the step stayed)."""
+    """The doublings by verdict; the largest batch against batch 1; the largest fall, the next batch against
+    the one before the fall (whether the step stayed), and the fall's median against the one before (N3-M1)."""
     recs, i = sorted(run.records, key=lambda r: r["size"]), ov.largest_fall(run)
     verdicts = [ov.batch_verdict(r["time_ratio"], r["size_ratio"]) for r in recs[1:]]
-    t, b = [r["seconds"] for r in recs], [f"{r['size']:,}" for r in recs]
+    t, b, med = [r["seconds"] for r in recs], [f"{r['size']:,}" for r in recs], [r.get("median_seconds") for r in recs]
     fell = Compare(f"A pass at a batch of {b[i]}", t[i], f"one at {b[i - 1]}", t[i - 1], name="largest fall")
     fell = fell.outcome == "shorter" and fell
-    return _kept(Share(len(verdicts), {v.replace("time fell", "with a time that fell"): verdicts.count(v)   # in the
-                                       for v in sorted(set(verdicts))}, of="doublings of the batch",   # order JSON
-                       unit="count", verb="came out"),                                                # sorts them
-                 Compare(f"A pass at the sweep's largest batch, {b[-1]},", t[-1], "one at a batch of 1", t[0],
-                         name="largest"),
-                 fell, fell and i < len(recs) - 1 and Compare(f"A pass at {b[i + 1]}", t[i + 1], f"one at {b[i - 1]}",
-                                                              t[i - 1], name="after the fall"))
+    return _kept((Share(len(verdicts), {v.replace("time fell", "with a time that fell"): verdicts.count(v)   # in the
+                                        for v in sorted(set(verdicts))}, of="doublings of the batch",   # order JSON
+                        unit="count", verb="came out"),                                                # sorts them
+                  Compare(f"A pass at the largest batch, {b[-1]},", t[-1], "one at a batch of 1", t[0], name="largest"),
+                  fell, fell and i < len(recs) - 1 and Compare(f"A pass at {b[i + 1]}", t[i + 1], f"one at {b[i - 1]}",
+                                                               t[i - 1], name="after the fall"),
+                  fell and med[i] and med[i - 1] and Compare(f"The median of the samples at {b[i]}", med[i],
+                                                             f"the median at {b[i - 1]}", med[i - 1], name="median")))
 
 
 TINY = ("By the roofline, {nbytes} bytes and {flops} FLOPs take {roof} here and {roof_ref} on the reference {ref}: "
@@ -171,14 +169,14 @@ BATCH = ("Per sample the {depth} layers do {depth} × 2 × {width}² = {flops} F
 
 
 def tiny_answer(n: int, fits: dict, lib: str, dev):
-    """Worked problem 1: the roofline's time of an add of ``n`` elements, and the sweep's fixed cost."""
+    """Worked problem 1: an add of ``n`` elements by the roofline (additions at half the peak), and its fixed cost."""
     if lib not in fits:
         return fill("{m}", m=Missing("time_vs_size", UNANSWERED))
-    here, fixed = Roofline.from_device(dev), fits[lib]["overhead"]
+    here, fixed = fm.ceiling_roof(Roofline.from_device(dev), "add", dev.backend), fits[lib]["overhead"]
     roof = float(here.time(n, 12 * n))
     return fill(TINY, nbytes=Value(12 * n, "count"), flops=Value(n, "count"), roof=Value(roof, "s"),
-                roof_ref=Value(max(n / H100.fp32, 12 * n / H100.bandwidth), "s"), ref=H100.name, lib=lib,
-                fixed=Value(fixed, "s"), ratio=Value(fixed / roof, "x"),
+                roof_ref=Value(float(fm.ceiling_roof(Roofline(H100.fp32, H100.bandwidth), "add").time(n, 12 * n)), "s"),
+                fixed=Value(fixed, "s"), ratio=Value(fixed / roof, "x"), ref=H100.name, lib=lib,
                 regime=Regime(f"An add of {n} elements", n, 12 * n, here, call_cost=fixed, name="regime"))
 
 
@@ -213,27 +211,29 @@ def batch_answer(doubling, width: int, depth: int, dev):
     return said
 
 
-def _check(record: str, measured, fallback, fixed, work, subject: str, first=()):
-    """``measured`` (size, seconds), else the page's ``fallback`` (naming ``record``), against both models."""
-    if fixed is None or (measured or fallback) is None:
-        return _said(Missing(record, "and this page has no fixed cost to check it against"))
-    said = [] if measured else [Missing(record, "so this check takes the sweep's size nearest the answer's")]
-    size, seconds = measured or fallback
-    return _said(*first, *said, *_models(subject.format(f"{size:,}"), seconds, fixed, work(size)))
-
-
 def add_check(record: str, seconds, sizes, lib: str, n, fits: dict, dev):
-    """Worked problems 1 and 2: the add of ``n`` elements (``seconds``, or the sweep's nearest size)."""
-    return _check(record, seconds and (n, seconds), n and ov.nearest(sizes, n, lib), fits.get(lib, {}).get("overhead"),
-                  lambda size: 12 * size / dev.peak_bandwidth, "The add of {} elements")
+    """Worked problems 1 and 2: the add of ``n`` elements (``seconds``, else the sweep's nearest size) against both
+    models, its work at the sweep's cost per element (N3-M2), which the first sentence sets against the roofline's."""
+    fit, point = fits.get(lib), (n, seconds) if seconds else n and ov.nearest(sizes, n, lib)
+    if not fit or not point:
+        return say(_kept, [Missing(record, NO_FIXED)])
+    (size, t), work, nbytes = point, point[0] * fit["per_element"], 12 * point[0]
+    models = _models(f"The add of {size:,} elements", t, fit["overhead"], work)
+    roof = Bound(f"At the sweep's cost per element, the work of {size:,} elements", work, nbytes / dev.peak_bandwidth,
+                 "the peak bandwidth", nbytes=nbytes, cache_bytes=dev.l2_bytes, measured_roof=not dev.on_gpu)
+    within = ", one of the sizes its fixed cost came from" * (size in fit["fixed_cost_sizes"])
+    return say(_kept, [not seconds and Missing(record, NEAREST + within), len(models) > 1 and roof, *models])
 
 
 def batch_check(check, doubling, answer, width: int, depth: int):
-    """Worked problem 3: the pass at the answer's batch (else the sweep's nearest), and batch 1 again."""
-    fixed, b = answer.facts.get("fixed"), answer.facts.get("batch")
-    recs = sorted(check.records, key=lambda r: r["size"]) if check is not None else []
-    peak, bw = ov.batch_peaks(doubling)[:2] if doubling is not None else (1.0, 1.0)
+    """Worked problem 3: batch 1 again and the pass at the answer's batch (else the sweep's nearest), against both."""
+    fixed, b, recs = answer.facts.get("fixed"), answer.facts.get("batch"), getattr(check, "records", [])  # by size
+    point = (recs[-1]["size"], recs[-1]["seconds"]) if recs else b and ov.nearest(doubling, b)
+    if fixed is None or not point:
+        return say(_kept, [Missing("worked_batch_check", NO_FIXED)])
     first = [Compare("Batch 1, timed again beside it,", recs[0]["seconds"], "the answer's fixed cost", fixed,
-                     name="batch 1 again")] if recs else []
-    return _check("worked_batch_check", recs and (recs[-1]["size"], recs[-1]["seconds"]), b and ov.nearest(doubling, b),
-                  fixed, lambda size: ov.mlp_work(size, width, depth, peak, bw), "The pass at a batch of {}", first)
+                     name="batch 1 again")] if recs else [Missing("worked_batch_check", NEAREST), Compare(
+                         "The sweep's largest batch", doubling.records[-1]["size"], "the answer's", b, unit="count",
+                         name="reach")]
+    return say(_kept, [*first, *_models(f"The pass at a batch of {point[0]:,}", point[1], fixed,
+                                        ov.mlp_work(point[0], width, depth, *ov.batch_peaks(doubling)[:2]))])
