@@ -53,10 +53,12 @@ def replay(chapter: Path, folder: Path, out: Path, timeout: int = 600) -> dict:
     return {"chapter": chapter.stem, "seconds": time.perf_counter() - started, "errors": errors}
 
 
-def replay_sets(sets, out, chapters=None, jobs: int = 2) -> list:
-    """Replay ``chapters`` (names like '02', default all) from each of ``sets`` into ``out``."""
+def replay_sets(sets, out, chapters=None, jobs: int = 2, labels=None) -> list:
+    """Replay ``chapters`` (names like '02', default all) from each of ``sets`` into ``out/<label>``
+    (``labels``: one per set; default each set's folder name), in one pool of ``jobs`` kernels."""
     chosen = [c for c in CHAPTERS if not chapters or any(c.stem.startswith(p) for p in chapters)]
-    work = [(c, set_folder(s), Path(out) / set_folder(s).name / f"{c.stem}.ipynb") for s in sets for c in chosen]
+    labels = labels or [set_folder(s).name for s in sets]
+    work = [(c, set_folder(s), Path(out) / label / f"{c.stem}.ipynb") for s, label in zip(sets, labels) for c in chosen]
 
     def run(item):
         chapter, folder, target = item

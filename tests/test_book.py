@@ -14,6 +14,7 @@ no solution text of the exercises reaches the public site.
 Set ``BRRR_BOOK_HTML=path/to/_build/html`` to check an existing quick build instead of
 building one (the build-warning test is then skipped).
 """
+import json
 import os
 import re
 import shutil

@@ -37,7 +37,7 @@ MIGRATED = {"01", "02", "03", "04", "05", "06", "07", "08"}
 
 
 BUILT = {"nvidia-h200": ROOT / "_build" / "replay" / "_build" / "jupyter_execute" / "chapters",
-         "live": ROOT / "_build" / "_build" / "jupyter_execute" / "chapters"}
+         "live": ROOT / "_build" / "jupyter_execute" / "chapters"}
 USE_BUILT = bool(os.environ.get("BRRR_BUILT_BOOKS"))
 
 
@@ -51,17 +51,11 @@ def replayed() -> dict:
     if USE_BUILT:
         labelled.update(BUILT)
         folders.pop("nvidia-h200")
-    for label, folder in folders.items():
-        out = OUT / label
-        labelled[label] = out
-        have = all((out / f"{c}.ipynb").exists() for c in CHAPTERS)
-        if os.environ.get("BRRR_REUSE_REPLAYS") and have:
-            continue
-        replay_sets.replay_sets([folder], OUT / "_tmp", [c[:2] for c in CHAPTERS], jobs=2)
-        name = replay_sets.set_folder(folder).name
-        out.mkdir(parents=True, exist_ok=True)
-        for chapter in CHAPTERS:
-            os.replace(OUT / "_tmp" / name / f"{chapter}.ipynb", out / f"{chapter}.ipynb")
+    labelled.update({label: OUT / label for label in folders})
+    todo = {label: folder for label, folder in folders.items() if not (os.environ.get("BRRR_REUSE_REPLAYS") and all(
+        (OUT / label / f"{c}.ipynb").exists() for c in CHAPTERS))}
+    # one pool over every (set, chapter), so both cores stay busy to the end
+    replay_sets.replay_sets(list(todo.values()), OUT, [c[:2] for c in CHAPTERS], jobs=2, labels=list(todo))
     return labelled
 
 

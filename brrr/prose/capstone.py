@@ -50,11 +50,10 @@ def _own_peak(run, r):
                  "peak", unit="FLOP/s", name="own peak")
 
 
-def _mfu(run, r, subject=None):
-    if mfu(run, r) is None or not r.get("flops_per_second"):
-        return None
-    return Bound(subject or r["label"], r["flops_per_second"], mfu_peak(run)["flops"], mfu_peak(run)["name"],
-                 unit="FLOP/s", mfu=True, measured_roof=r.get("backend") == "cpu", name="mfu")
+def _mfu(run, r, subject):     # None where the step has no MFU
+    if mfu(run, r) is not None and r.get("flops_per_second"):
+        return Bound(subject, r["flops_per_second"], mfu_peak(run)["flops"], mfu_peak(run)["name"], unit="FLOP/s",
+                     mfu=True, measured_roof=r.get("backend") == "cpu", name="mfu")
 
 
 def step(key: str):

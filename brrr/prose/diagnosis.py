@@ -20,7 +20,7 @@ def row_regime(t, row, call_cost) -> Regime:
     roof = d.row_roofline(t.attrs["summary"], row.flops, row.nbytes, row.roofline_seconds)
     claim = Regime(d.row_name(row), row.flops, row.nbytes, roof, call_cost, d.beyond_floor(t, row),
                    device_time=t.attrs.get("backend") == "cuda")      # a GPU's clock holds no cost of issuing
-    claim.subject += ", less the replay floor," if claim.outcome == UNEXPLAINED_REGIME else ""   # its time is that
+    claim.subject += " (its time less the replay floor)" if claim.outcome == UNEXPLAINED_REGIME else ""
     return claim
 
 
@@ -42,8 +42,7 @@ def _floor_share(seconds, rows: int, t, of: str, part: str = "the replay floor, 
 
 
 def _whole(subject, run, base_name, base, backend) -> list:
-    """Two whole runs' (seconds, IQR, clock) compared where :func:`~brrr.experiments.diagnosis.unreadable` finds
-    nothing lacking and neither spreads beyond the noise limit; else the Missing or the Noisy that says why not."""
+    """Two whole runs' (seconds, IQR, clock) compared where both can be read and neither is noisy; else why not."""
     lacks = d.unreadable(run, base, backend)
     if lacks:
         return [Missing(lacks, CLOCK if lacks == "model_clock" else SPREAD)]
@@ -98,8 +97,8 @@ def bert(table, references=()):
         small, v100 = g.iloc[1:].sum(), GPU_SPECS["V100"].fp16_tensor / GPU_SPECS["V100"].bandwidth
         names = ("the matmuls", "the normalisations", "the elementwise operators")
         return [Share(float(g.seconds.sum()), dict(zip(names, g.seconds)), "of replayed time in the three classes"),
-                Compare("the ridge of the V100's FP16 tensor cores", v100, "that of these matmuls here", ridge,
-                        unit="FLOP/byte"),
+                Compare("the ridge of the V100's FP16 tensor cores", v100, "the ridge these matmuls ran against here",
+                        ridge, unit="FLOP/byte"),
                 Bound("the matmuls", g.seconds.iloc[0], g.roof.iloc[0], "the roofline"),
                 Bound("the normalisation and elementwise operators", small.seconds, small.roof, "the roofline"),
                 _floor_share(small.seconds, int(small.rows), t, "of their replayed time")]

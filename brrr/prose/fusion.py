@@ -47,8 +47,7 @@ def sweep_claims(run) -> list:
 
 
 def compiled_claims(kernels):
-    """claims_of for the torch.compile sweep: its speed-up near FOCUS_K, its longest chain's two sides, and its
-    fused kernel against the first fuser of ``kernels`` at the longest k both ran."""
+    """claims_of the torch.compile sweep: its speed-up near FOCUS_K, longest chain, fused kernel against ``kernels``."""
     def claims_of(run):
         pairs, mine = chain_pairs(run), chain_pairs(kernels) if kernels is not None else {}
         if not pairs:
@@ -63,8 +62,7 @@ def compiled_claims(kernels):
 
 
 def cos_claims(run) -> list:
-    """He's fused ``cos().cos()`` against one cos; the longest fused chain against its unfused passes; one more
-    cosine over the last step against one FLOP per element at the roof's peak."""
+    """He's fused ``cos().cos()`` against one cos; the longest chain, fused and not; the last cosine's cost."""
     pairs = chain_pairs(run)
     fused = {k: p["fused"]["seconds"] for k, p in pairs.items()}
     out = [Compare("the fused `cos().cos()`", fused[2], "one `cos`", fused[1]) if {1, 2} <= set(fused) else None]
@@ -79,8 +77,7 @@ def cos_claims(run) -> list:
 
 
 def epilogue_claims(run) -> list:
-    """``relu(x @ w + b)``: each variant against the sum of its own kernels' roofline times
-    (:func:`brrr.experiments.fusion.epilogue_bounds`), and the measured speed-up against theirs."""
+    """``relu(x @ w + b)``: each variant, and the speed-up, against the sum of its kernels' roofline times."""
     by, least = {r["variant"]: r["seconds"] for r in run.records}, epilogue_bounds(run)
     where = dict(nbytes=4 * run.meta["shape"][0] * run.meta["shape"][1], **_where(run))
     eager = Bound("eager mode's three kernels", by["eager"], least["eager"], "the sum of their own rooflines", **where)
@@ -94,9 +91,10 @@ def epilogue_claims(run) -> list:
                     least["eager"] / least["torch.compile"], unit="x")]
 
 
-def _timed(timing, least: float, subject: str, dev, nbytes: float) -> list:
+def timed(timing, least: float, subject: str, dev, nbytes: float, name: str = "") -> list:
+    """A :class:`brrr.Timing`'s median against its ``least`` seconds on ``dev``'s roofline, and its noise."""
     return [Bound(subject, timing.median, least, "the roofline", nbytes=nbytes, cache_bytes=dev.l2_bytes,
-                  measured_roof=not dev.on_gpu), Noisy(subject, timing.iqr, timing.median)]
+                  measured_roof=not dev.on_gpu, name=name), Noisy(subject, timing.iqr, timing.median)]
 
 
 def chain_check(fused, unfused, k: int, n: int, dev):
@@ -105,8 +103,8 @@ def chain_check(fused, unfused, k: int, n: int, dev):
     t_f, t_u = float(roof.time(k * n, 8 * n)), 8 * k * n / roof.peak_bandwidth
     return say(lambda t: [Compare(f"the measured speed-up of the chain of {k}", t[1].median / t[0].median,
                                   "the roofline's prediction", t_u / t_f, unit="x"),
-                          *_timed(t[0], t_f, "the fused kernel", dev, 8 * n),
-                          *_timed(t[1], t_u, f"the {k} unfused passes", dev, 8 * n)],
+                          *timed(t[0], t_f, "the fused kernel", dev, 8 * n),
+                          *timed(t[1], t_u, f"the {k} unfused passes", dev, 8 * n)],
                None if fused is None or unfused is None else (fused, unfused),
                record="worked_fused_chain" if fused is None else "worked_unfused_chain")
 
@@ -114,7 +112,7 @@ def chain_check(fused, unfused, k: int, n: int, dev):
 def long_check(timing, k: int, n: int, dev, op: str = "mul", record: str = "worked_long_chain"):
     """Worked problem 2 or 3 measured: the fused chain of ``k`` against its least time, its op at its ceiling."""
     least = float(ceiling_roof(Roofline.from_device(dev), op, dev.backend).time((1 + (op == "ffma")) * k * n, 8 * n))
-    return say(lambda t: _timed(t, least, f"the fused chain of {k} {OP_NAMES[op]}", dev, 8 * n), timing, record=record)
+    return say(lambda t: timed(t, least, f"the fused chain of {k} {OP_NAMES[op]}", dev, 8 * n), timing, record=record)
 
 
 PREDICTION = ("On this roof ({bandwidth} and {peak}: a ridge at {ridge}), a fused chain of float32 multiplications "
@@ -147,8 +145,7 @@ def prediction(roof: Roofline):
 
 
 def chain(k: int, n: int, dev):
-    """Worked problem 1: bytes, regime and least times of a chain of ``k`` float32 multiplications, fused and not,
-    the multiplications at their ceiling, as the sweep's bounds take them (N4-M1)."""
+    """Worked problem 1: a chain of ``k`` float32 multiplications (at their ceiling, N4-M1), fused and not."""
     def on(roof, backend):
         roof = ceiling_roof(roof, "mul", backend)
         t_f, t_u = float(roof.time(k * n, 8 * n)), 8 * k * n / roof.peak_bandwidth
@@ -161,8 +158,7 @@ def chain(k: int, n: int, dev):
 
 
 def cap(n: int, dev, op: str = "mul"):
-    """Worked problem 2 (``op='mul'``) or 3 (``'ffma'``, set against 2's length): where a fused chain stops paying,
-    and a chain twice that long."""
+    """Worked problem 2 (``op='mul'``) or 3 (``'ffma'``): where a fused chain stops paying, and one twice as long."""
     here = Roofline.from_device(dev)
     (top, k_cap), (ref_top, ref_cap) = ((ceiling_roof(r, op, b), cap_length(r, op, b))
                                         for r, b in ((here, dev.backend), (H100_ROOF, "cuda")))

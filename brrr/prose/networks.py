@@ -7,20 +7,13 @@ from __future__ import annotations
 import math
 
 from ..claims import Bound, Compare, Noisy, Regime, Share, Value, fill
+from ..experiments.diagnosis_records import roofs   # this device's float32 roofline and the H100 SXM's
 from ..intensity_paper import conv_intensity
 from ..intensity_predict import least_bytes, least_seconds
 from ..roofline import Roofline, has_spec_sheet
-from ..specs import GPU_SPECS
+from .fusion import timed
 
-REFERENCE = "H100-SXM"   # the worked answers' reference GPU (brrr.specs), as in the earlier chapters
 KIND_NAMES = {"fc": "the fully-connected layers", "no MACs": "the layers that do no MACs"}
-
-
-def roofs(dev) -> tuple:
-    """``dev``'s float32 roofline (its spec sheet, or a CPU's measured peaks) and the reference GPU's."""
-    spec = GPU_SPECS[REFERENCE]
-    return (Roofline(peak_flops=dev.peak_flops("float32"), peak_bandwidth=dev.peak_bandwidth, name=dev.name),
-            Roofline(peak_flops=spec.fp32, peak_bandwidth=spec.bandwidth, name=spec.name))
 
 
 def _bound(run, subject: str, seconds: float, least: float, nbytes=None, name: str = "") -> Bound:
@@ -30,36 +23,26 @@ def _bound(run, subject: str, seconds: float, least: float, nbytes=None, name: s
                  measured_roof=not has_spec_sheet(run.meta.get("device") or {}), name=name)
 
 
-def _noisiest(records, subject_of) -> list:
-    """A :class:`Noisy` claim about the noisiest of ``records`` that keep their IQR (none where none do)."""
-    r = max((r for r in records if r.get("iqr_seconds") is not None),
-            key=lambda r: r["iqr_seconds"] / r["seconds"], default=None)
-    return [] if r is None else [Noisy(subject_of(r), r["iqr_seconds"], r["seconds"])]
-
-
-def _above_roof(run, pairs, subject_of) -> list:
-    """A Bound, which says why, of the one of ``pairs`` ((record, least seconds)) furthest above its roof."""
+def _outliers(run, pairs, subject_of) -> list:
+    """A Bound of the one of ``pairs`` ((record, least seconds)) furthest above its roof, a Noisy of the noisiest."""
     above = [(r, t) for r, t in pairs if t > r["seconds"]]
     r, t = max(above, key=lambda p: p[1] / p[0]["seconds"], default=(None, None))
-    return [] if r is None else [_bound(run, subject_of(r), r["seconds"], t, r.get("nbytes"), "above the roof")]
+    out = [] if r is None else [_bound(run, subject_of(r), r["seconds"], t, r.get("nbytes"), "above the roof")]
+    r = max((r for r in run.records if r.get("iqr_seconds") is not None),
+            key=lambda r: r["iqr_seconds"] / r["seconds"], default=None)
+    return out + ([] if r is None else [Noisy(subject_of(r), r["iqr_seconds"], r["seconds"])])
 
-
-# --- the layers of two networks on this device's roofline ------------------------------------------
 
 def layer_claims(layers: dict, roof) -> list:
-    """``roof``'s ridge, and how many Conv and FC layers of each network (``layers``:
-    :func:`brrr.intensity.network_layers`), and how many pointwise ones, lie left of it."""
+    """``roof``'s ridge; how many of each network's Conv and FC layers, then pointwise ones, lie left of it."""
     def left(table, of, name, where="left of it, memory-bound by the model"):
         k = int((table["intensity"] < roof.ridge).sum())
         return Share(len(table), {where: k}, of, unit="count", verb="lies" if k == 1 else "lie", name=name)
     out = [Value(roof.ridge, "FLOP/byte", subject=f"the {roof.name}'s float32 ridge", verb="sits at", name="ridge")]
     out += [left(table, f"Conv and FC layers of {net}", f"{net} left") for net, table in layers.items()]
-    pointwise = {net: t[t["kind"] == "pointwise"] for net, t in layers.items()}
-    return out + [left(t, f"pointwise layers of {net}", f"{net} pointwise left", "left of it")
-                  for net, t in pointwise.items() if len(t)]
+    return out + [left(p, f"pointwise layers of {net}", f"{net} pointwise left", "left of it")
+                  for net, t in layers.items() if len(p := t[t["kind"] == "pointwise"])]
 
-
-# --- Worked problem 1 and the measured convolutions of Table III ----------------------------------------
 
 CONVS = """`standard {k}x{k}` does {std_flops} on {std_bytes}, {std_ai}. {std_here}
 
@@ -69,8 +52,7 @@ CONVS = """`standard {k}x{k}` does {std_flops} on {std_bytes}, {std_ai}. {std_he
 
 
 def counted(kind: str, M: int, S_o: int, S_k: int) -> tuple:
-    """(FLOPs, bytes) of a float32 convolution of Table II, M channels in and out, batch 1: weights, input
-    and output once each."""
+    """(FLOPs, bytes) of a float32 convolution of Table II, M channels in and out, batch 1, each tensor once."""
     c = conv_intensity(kind, M, M, S_o, S_k)
     return 2 * c.macs, 4 * (c.weights + c.activations)
 
@@ -83,17 +65,15 @@ def _op_slots(key: str, op: tuple, here, ref, named: str) -> dict:
 
 
 def conv_answer(M: int, S_o: int, S_k: int, dev):
-    """Worked problem 1: a standard and a depthwise convolution's regimes and least times, here and on the
-    reference GPU."""
+    """Worked problem 1: the regimes and least times of a standard and a depthwise convolution, here and on an H100."""
     here, ref = roofs(dev)
     return fill(CONVS, k=S_k, **_op_slots("std", counted("standard", M, S_o, S_k), here, ref, "the standard one"),
                 **_op_slots("dw", counted("depthwise", M, S_o, S_k), here, ref, "the depthwise one"))
 
 
 def conv_claims(run) -> list:
-    """The standard and the depthwise convolution of ``run`` (:func:`brrr.intensity.measure_convs`) against
-    their least times (the fixed cost of a call among them where the run measured it), one time against
-    the other, the kind furthest above its roof where one is, and the noisiest samples."""
+    """The standard and depthwise convolutions (:func:`brrr.intensity.measure_convs`) against their least times
+    (with the run's fixed cost of a call, if measured) and each other; the one furthest above its roof; the noisiest."""
     roof, kinds = Roofline.from_dict(run.meta["roof"]), {r["kind"]: r for r in run.records}
     out = [Regime(f"the {k} convolution", kinds[k]["flops"], kinds[k]["nbytes"], roof, run.meta.get("call_seconds"),
                   kinds[k]["seconds"], name=f"{k} convolution") for k in ("standard", "depthwise") if k in kinds]
@@ -101,14 +81,8 @@ def conv_claims(run) -> list:
         out.append(Compare("the depthwise convolution", kinds["depthwise"]["seconds"], "the standard one",
                            kinds["standard"]["seconds"], name="depthwise against standard"))
     pairs = [(r, float(roof.time(r["flops"], r["nbytes"]))) for r in run.records]
-    return out + _above_roof(run, pairs, _conv) + _noisiest(run.records, _conv)
+    return out + _outliers(run, pairs, lambda r: f"the {r['kind']} convolution")
 
-
-def _conv(record) -> str:
-    return f"the {record['kind']} convolution"
-
-
-# --- Worked problem 2: the batch at which a linear layer reaches the ridge ----------------------------------
 
 RIDGE = """On B rows, `x @ W` does 2Bn² FLOPs and moves 4(2Bn + n²) bytes, the weights once: about B/2 FLOP/byte
 while B is much smaller than n, so it reaches this device's ridge of {ridge} from **B = {batch}**, with {flops} on
@@ -132,8 +106,7 @@ def ridge_rows(n: int, ridge: float):
 
 
 def ridge_answer(n: int, dev):
-    """Worked problem 2: the batch at which ``x @ W`` reaches the ridge, its least time there, and on the
-    reference GPU the batch and the two peaks that make its ridge. ``facts['batch']``: the batch."""
+    """Worked problem 2: the batch (``facts['batch']``) from which ``x @ W`` reaches the ridge, here and on an H100."""
     here, ref = roofs(dev)
     b, b_ref = ridge_rows(n, here.ridge), ridge_rows(n, ref.ridge)
     if b is None:
@@ -141,12 +114,10 @@ def ridge_answer(n: int, dev):
     flops, nbytes = linear(b, n)
     said = fill(RIDGE, ridge=Value(here.ridge, "FLOP/byte"), batch=Value(b, "count"), flops=Value(flops, "FLOP"),
                 nbytes=Value(nbytes, "B"), regime=Regime("there the layer", flops, nbytes, here), ref=ref.name,
-                ref_ridge=Value(ref.ridge, "FLOP/byte"),
-                ref_batch=Value(b_ref, "count") if b_ref else "none at this n",
+                ref_ridge=Value(ref.ridge, "FLOP/byte"), ref_batch=Value(b_ref, "count") if b_ref else "none at this n",
                 peaks=Compare(f"the {ref.name}'s float32 peak", ref.peak_flops, "this device's", here.peak_flops,
-                              unit="FLOP/s"),
-                bandwidths=Compare("its bandwidth", ref.peak_bandwidth, "this device's", here.peak_bandwidth,
-                                   unit="B/s"))
+                              "FLOP/s"),
+                bandwidths=Compare("its bandwidth", ref.peak_bandwidth, "this device's", here.peak_bandwidth, "B/s"))
     said.facts.update(batch=b, reference_batch=b_ref)
     return said
 
@@ -154,13 +125,8 @@ def ridge_answer(n: int, dev):
 def ridge_claims(timing, rows: int, n: int, dev) -> list:
     """The timed ``x @ W`` on ``rows`` rows (a :class:`brrr.Timing`) against its least time, and its noise."""
     flops, nbytes = linear(rows, n)
-    subject = f"`x @ W` on {rows} rows"
-    return [Bound(subject, timing.median, float(roofs(dev)[0].time(flops, nbytes)), "the roofline", nbytes=nbytes,
-                  cache_bytes=dev.l2_bytes, measured_roof=not dev.on_gpu, name="x @ W"),
-            Noisy(subject, timing.iqr, timing.median)]
+    return timed(timing, float(roofs(dev)[0].time(flops, nbytes)), f"`x @ W` on {rows} rows", dev, nbytes, "x @ W")
 
-
-# --- Worked problem 3: a depthwise-separable convolution -------------------------------------------------
 
 SEPARABLE = """`pointwise 1x1` does {pw_flops} on {pw_bytes}, {pw_ai}. {pw_here} {pw_ref}
 
@@ -171,11 +137,9 @@ On the reference {ref} it is {ref_speedup} faster. {ref_split}"""
 
 
 def separable_answer(M: int, S_o: int, S_k: int, dev):
-    """Worked problem 3: the pointwise convolution's regime, and the depthwise-pointwise pair against the
-    standard convolution by FLOPs and by the roofline: the speed-up and how each half shares the time."""
+    """Worked problem 3: the pointwise convolution's regime; the depthwise-pointwise pair against the standard one."""
     here, ref = roofs(dev)
     std, dw, pw = (counted(kind, M, S_o, k) for kind, k in (("standard", S_k), ("depthwise", S_k), ("pointwise", 1)))
-
     t, t_ref = ([float(roof.time(*op)) for op in (std, dw, pw)] for roof in (here, ref))
 
     def split(t):
@@ -188,8 +152,7 @@ def separable_answer(M: int, S_o: int, S_k: int, dev):
 
 
 def separable_claims(run) -> list:
-    """The measured depthwise-pointwise pair of ``run`` (:func:`brrr.intensity.measure_convs`) against the
-    standard convolution and against its least time, and how its two halves shared the time."""
+    """The measured depthwise-pointwise pair against the standard convolution and its least time; its halves."""
     roof, kinds = Roofline.from_dict(run.meta["roof"]), {r["kind"]: r for r in run.records}
     std, dw, pw = (kinds[k] for k in ("standard", "depthwise", "pointwise"))
     pair = dw["seconds"] + pw["seconds"]
@@ -200,30 +163,23 @@ def separable_claims(run) -> list:
                   "of the pair's measured time")]
 
 
-# --- whole networks, and MobileNet-V2 by kind of layer ------------------------------------------------------
-
 def network_claims(run) -> list:
-    """The network nearest its least time (:func:`brrr.intensity_predict.least_seconds`) and the one farthest
-    from it, whether a bound explains each (a network pays the fixed cost of a call once per operator, so
-    no one call's cost bounds it), the nearest one's time against the fixed cost of its operator calls where
-    the run counted them, the network furthest above its roof where one is, and the noisiest samples."""
+    """The nearest network to its least time (:func:`brrr.intensity_predict.least_seconds`) and the farthest, each's
+    regime (no one call's cost bounds a network), the nearest against its calls' fixed cost; the outliers."""
     roof, call = Roofline.from_dict(run.meta["roof"]), run.meta.get("call_seconds")
     pairs = sorted(((r, least_seconds(r, roof)) for r in run.records), key=lambda p: p[1] / p[0]["seconds"])
-    ends = [pairs[-1][0]] + ([pairs[0][0]] if len(pairs) > 1 else [])
+    ends = [near := pairs[-1][0]] + ([pairs[0][0]] if len(pairs) > 1 else [])
     out = [Regime(r["network"], r["flops"], least_bytes(r), roof, seconds=r["seconds"], name=which)
            for which, r in zip(("nearest its least time", "farthest from it"), ends)]
-    near = ends[0]
     if call and near.get("operators"):
         out.append(Compare(f"{near['network']}'s forward pass", near["seconds"],
                            f"the fixed cost of its {near['operators']} operator calls", near["operators"] * call,
                            name="forward pass against its calls"))
-    return out + _above_roof(run, pairs, lambda r: r["network"]) + _noisiest(run.records, lambda r: r["network"])
+    return out + _outliers(run, pairs, lambda r: r["network"])
 
 
 def kind_claims(run) -> list:
-    """For the first network of ``run`` (:func:`brrr.intensity_predict.measure_layer_kinds`): the two kinds
-    of layer with the most time, the two with the most FLOPs, and its layers that do no MACs against the
-    least time of their bytes."""
+    """The first network's top two kinds of layer by time and by FLOPs; its no-MAC layers against their least time."""
     net = run.records[0]["network"]
     rows = [r for r in run.records if r["network"] == net]
 
@@ -233,5 +189,4 @@ def kind_claims(run) -> list:
     return ([Share(sum(r["seconds"] for r in rows), top("seconds"), f"of {net}'s profiled operator time", name="time"),
              Share(sum(r["flops"] for r in rows), top("flops"), f"of {net}", unit="FLOP", name="FLOPs")]
             + [_bound(run, f"{net}'s layers that do no MACs", r["seconds"], r["roofline_seconds"], r["nbytes"],
-                      "no MACs")
-               for r in rows if r["kind"] == "no MACs" and r["roofline_seconds"] > 0])
+                      "no MACs") for r in rows if r["kind"] == "no MACs" and r["roofline_seconds"] > 0])

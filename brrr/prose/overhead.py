@@ -136,8 +136,7 @@ def graphs(calls_run):
 
 
 def doublings(run) -> list:
-    """The doublings by verdict; the largest batch against batch 1; the largest fall, the next batch against
-    the one before the fall (whether the step stayed), and the fall's median against the one before (N3-M1)."""
+    """The doublings by verdict, the largest batch against batch 1, the largest fall: its next batch, median (N3-M1)."""
     recs, i = sorted(run.records, key=lambda r: r["size"]), ov.largest_fall(run)
     verdicts = [ov.batch_verdict(r["time_ratio"], r["size_ratio"]) for r in recs[1:]]
     t, b, med = [r["seconds"] for r in recs], [f"{r['size']:,}" for r in recs], [r.get("median_seconds") for r in recs]
