@@ -204,3 +204,12 @@ class Roofline:
     def __repr__(self):
         return (f"Roofline({self.name + ': ' if self.name else ''}{self.peak_flops / 1e12:.3g} TFLOP/s, "
                 f"{self.peak_bandwidth / 1e9:.4g} GB/s, ridge {self.ridge:.3g} FLOP/byte)")
+
+
+def worked_roofs(dev) -> tuple:
+    """The worked problems' two roofs: ``dev``'s float32 one (its spec sheet, or a CPU's measured peaks) and the
+    reference H100 SXM's, from its spec sheet."""
+    from .specs import GPU_SPECS
+    h100 = GPU_SPECS["H100-SXM"]
+    return (Roofline(peak_flops=dev.peak_flops("float32"), peak_bandwidth=dev.peak_bandwidth, name=dev.name),
+            Roofline(peak_flops=h100.fp32, peak_bandwidth=h100.bandwidth, name=h100.name))

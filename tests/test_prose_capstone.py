@@ -15,6 +15,7 @@ from brrr.experiments import capstone as steps_lib, capstone_worked as worked
 from brrr.gpt import GPT2_SMALL
 from brrr.prose import capstone
 from brrr.results import Result
+from brrr.roofline import worked_roofs
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = ("nvidia-h200", "amd-epyc-2-threads")
@@ -127,7 +128,7 @@ def test_worked_problem_2_is_the_ridge_in_tokens_with_the_three_way_rule(dev):
     """M8-2: the call at the ridge is judged with its call cost too."""
     cfg = GPT2_SMALL if dev.on_gpu else gpt.sizes(False, False)["config"]
     n = worked.ridge_call(cfg, 16, dev, 1e-5)
-    here = worked.roofs(dev)[0]
+    here = worked_roofs(dev)[0]
     assert n["n_star"] * n["per_token"] / here.peak_flops == pytest.approx(4 * cfg.n_params() / here.peak_bandwidth)
     assert n["batch"] == max(2, math.ceil(n["n_star"] / 16)) and n["tokens"] == 16 * n["batch"]
     assert n["fixed"] == n["calls"] * 1e-5 == pytest.approx(gpt.operator_calls(cfg, n["batch"], 16) * 1e-5)

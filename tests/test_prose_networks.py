@@ -15,7 +15,7 @@ from brrr.claims import Bound, Compare, Noisy, Regime, Share, quantity
 from brrr.intensity_paper import PAPER_RANGES_AS_PRINTED, PAPER_TABLE_VIII, TABLE_VIII_COLUMNS, disparity
 from brrr.prose import networks
 from brrr.results import Result
-from brrr.roofline import Roofline
+from brrr.roofline import Roofline, worked_roofs
 from brrr.specs import GPU_SPECS
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "chapters" / "06_intensity_of_networks.ipynb"
@@ -226,7 +226,7 @@ def test_the_layers_and_the_worked_answers_come_from_the_counts_and_both_roofs()
     value, left, pointwise = networks.layer_claims(layers, ROOF)
     assert value.value == ROOF.ridge and pointwise.whole == (layers["N"]["kind"] == "pointwise").sum()
     assert left.parts == {"left of it, memory-bound by the model": int((layers["N"]["intensity"] < 10).sum())}
-    here, ref = networks.roofs(DEV)
+    here, ref = worked_roofs(DEV)
     said = networks.ridge_answer(2048, DEV)
     assert said.facts["batch"] == networks.ridge_rows(2048, 10) == math.ceil(20 * 2048 / (2048 - 40))
     assert said.facts["reference_batch"] == networks.ridge_rows(2048, ref.ridge)

@@ -7,17 +7,10 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+from ..roofline import worked_roofs
+
 REFERENCE = "H100-SXM"   # the reference GPU of the worked problems, in brrr.specs.GPU_SPECS
 CAST_BYTES = 6           # a float32 weight cast to 16 bits: four bytes read, two written
-
-
-def roofs(dev) -> tuple:
-    """(``dev``'s FP32 roofline, the reference GPU's) from ``dev``'s peaks and the reference's spec sheet."""
-    from ..roofline import Roofline
-    from ..specs import GPU_SPECS
-    spec = GPU_SPECS[REFERENCE]
-    return (Roofline(peak_flops=dev.peak_flops("float32"), peak_bandwidth=dev.peak_bandwidth, name=dev.name),
-            Roofline(peak_flops=spec.fp32, peak_bandwidth=spec.bandwidth, name=spec.name))
 
 
 def whence(dev) -> str:
@@ -48,7 +41,7 @@ def one_call(cfg, batch: int, seq: int, dev, call_cost: Optional[float]) -> dict
     its weights read once (4 bytes each) and its operator calls (:func:`brrr.gpt.operator_calls`) times
     ``call_cost``, the fixed cost of one (None: unknown)."""
     from ..gpt import GPT2_SMALL, forward_flops, operator_calls
-    d, here, ref = cfg.d_model, *roofs(dev)
+    d, here, ref = cfg.d_model, *worked_roofs(dev)
     calls = operator_calls(cfg, batch, seq)
     return {"d": d, "seq": seq, "batch": batch, "tokens": batch * seq, "n_layer": cfg.n_layer,
             "weights_part": 24 * d * d, "attention_part": 4 * seq * d, "head_part": 2 * d * cfg.vocab,
@@ -64,7 +57,7 @@ def ridge_call(cfg, seq: int, dev, call_cost: Optional[float]) -> dict:
     least two, that reaches it, as :func:`one_call` gives it; the same n on the reference GPU, in FP32 and
     in bfloat16 on its tensor cores (2 bytes a weight)."""
     from ..specs import GPU_SPECS
-    here, ref = roofs(dev)
+    here, ref = worked_roofs(dev)
     per_token, nbytes = _per_token(cfg, seq), 4 * cfg.n_params()
     n_star = nbytes * here.ridge / per_token
     batch = max(2, math.ceil(n_star / seq))
@@ -162,7 +155,7 @@ def attention_share(cfg, batch: int, seq: int, dev) -> dict:
     attention core (:func:`attention_roofs`) here and on the reference GPU."""
     from ..gpt import GPT2_SMALL, forward_flops
     from ..profiler.counting import PER_ELEMENT_FLOPS
-    here, ref = roofs(dev)
+    here, ref = worked_roofs(dev)
     f, big = forward_flops(cfg, batch, seq), forward_flops(GPT2_SMALL, 1, GPT2_SMALL.context)
 
     def share(c, b, s, roof):
@@ -228,7 +221,7 @@ def decode_floor(cfg, dev, batch: int = 16) -> dict:
     from .. import arrays, config
     from ..decode import call_counts
     from .capstone_decode import prompt_tokens, weights_dtype
-    here, ref = roofs(dev)
+    here, ref = worked_roofs(dev)
     dtype = weights_dtype(dev)
     itemsize, length = arrays.itemsize(dtype), prompt_tokens(dev, config.quick_mode()) + 1
     one, many = call_counts(cfg, 1, 1, length, itemsize), call_counts(cfg, batch, 1, length, itemsize)

@@ -121,15 +121,6 @@ def beyond_floor(table, row) -> Optional[float]:
 
 # --- the worked problems' counts ------------------------------------------------------------------
 
-def roofs(dev) -> tuple:
-    """``dev``'s float32 roofline (its spec sheet, or a CPU's measured peaks) and the H100 SXM's (spec sheet)."""
-    from ..roofline import Roofline
-    from ..specs import GPU_SPECS
-    h100 = GPU_SPECS["H100-SXM"]
-    return (Roofline(peak_flops=dev.peak_flops("float32"), peak_bandwidth=dev.peak_bandwidth, name=dev.name),
-            Roofline(peak_flops=h100.fp32, peak_bandwidth=h100.bandwidth, name=h100.name))
-
-
 def linear_counts(tokens: int) -> tuple:
     """(FLOPs, bytes) of a float32 ``Linear(768, 3072)`` on ``tokens`` rows: input, weights, bias, output once."""
     return 2 * tokens * 768 * 3072, 4 * (tokens * 768 + 768 * 3072 + 3072 + tokens * 3072)

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 from ..claims import ABOVE_ROOF, Bound, Cause, Compare, Missing, Noisy, Regime, Shape, Value, fill, say
-from ..experiments.diagnosis_records import roofs   # this device's FP32 roofline, the H100 SXM's (the reference)
 from ..kernel_source import chain_knee, peak_share
-from ..roofline import OVERHEAD, Roofline, has_spec_sheet
+from ..roofline import OVERHEAD, Roofline, has_spec_sheet, worked_roofs
 
 
 def _device(run) -> tuple:
@@ -188,7 +187,7 @@ TWO_OPS = ("`A @ v` does {mv_flops} on {mv_bytes}, {mv_intensity} FLOP/byte; `B 
 
 def stream_answer(kernel: str, elements: int, dev):
     """Worked problems 1 and 2: the least time of a float32 copy (8 bytes per element) or triad (12, 2 FLOPs)."""
-    (here, ref), triad = roofs(dev), kernel == "triad"
+    (here, ref), triad = worked_roofs(dev), kernel == "triad"
     flops, nbytes = 2 * elements * triad, (8 + 4 * triad) * elements
     whence = ("measured on this CPU when brrr first met it, not a hardware limit" if not dev.on_gpu else
               "derived from its clocks" if dev.spec is None else "its spec sheet")
@@ -204,7 +203,8 @@ def stream_answer(kernel: str, elements: int, dev):
 
 def two_ops_answer(m: int, k: int, dev):
     """Worked problem 3: which of ``A @ v`` (A m x m) and ``B @ B`` (B k x k) is memory-bound, here and there."""
-    (here, ref), (mv_f, mv_b), (mm_f, mm_b) = roofs(dev), (2 * m * m, 4 * m * m + 8 * m), (2 * k ** 3, 12 * k * k)
+    (here, ref), (mv_f, mv_b) = worked_roofs(dev), (2 * m * m, 4 * m * m + 8 * m)
+    mm_f, mm_b = 2 * k ** 3, 12 * k * k
     return fill(TWO_OPS, mv_flops=Value(mv_f, "FLOP"), mv_bytes=Value(mv_b, "B"), mv_intensity=Value(mv_f / mv_b),
                 mm_flops=Value(mm_f, "FLOP"), mm_bytes=Value(mm_b, "B"), mm_intensity=Value(mm_f / mm_b),
                 ridge=Value(here.ridge), ref=ref.name, ref_ridge=Value(ref.ridge),
@@ -216,7 +216,7 @@ def two_ops_answer(m: int, k: int, dev):
 def check(dev, ops: dict):
     """Worked problems' checks: each of ``ops`` ({name: (a Timing or the roofline experiment's record of the same
     call, with its bytes and FLOPs, or None; the name of the record it would be)}) against its least time here."""
-    here = roofs(dev)[0]
+    here = worked_roofs(dev)[0]
 
     def claims(_):
         out = []

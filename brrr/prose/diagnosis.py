@@ -9,6 +9,7 @@ from ..claims import UNEXPLAINED_REGIME, Bound, Compare, Missing, Noisy, Regime,
 from ..experiments import diagnosis_records as d
 from ..profiler import PER_ELEMENT_FLOPS, phase_totals
 from ..results import Result
+from ..roofline import worked_roofs
 from ..specs import GPU_SPECS
 
 CLOCK = "the whole run timed back to back on the host's clock, so the page compares none of its whole-run times"
@@ -184,7 +185,7 @@ SOFTMAX = ("The scores are {batch} × {heads} × {seq} × {seq} = {elements} ele
 
 def linear_answer(tokens: int, dev, call_cost=None):
     """Worked problem 1: the layer's FLOPs, bytes and regime here (with the page's fixed cost) and on an H100."""
-    (here, h100), (f, b) = d.roofs(dev), d.linear_counts(tokens)
+    (here, h100), (f, b) = worked_roofs(dev), d.linear_counts(tokens)
     return fill(LINEAR, tokens=f"{tokens:,}", ridge=Value(here.ridge, "FLOP/byte"), flops=Value(f, "FLOP"),
                 nbytes=Value(b, "B"), intensity=Value(f / b, "FLOP/byte"), regime=Regime("the layer here", f, b, here,
                 call_cost), h100=Regime(f"the layer on an {h100.name}", f, b, h100))
@@ -192,7 +193,7 @@ def linear_answer(tokens: int, dev, call_cost=None):
 
 def linear_check(measured, tokens: int, dev, record: str = "worked_linear"):
     """Worked problem 1 measured: its Timing, or (``record='profile_bert'``) that profile's row of the layer."""
-    (here, _), (f, b) = d.roofs(dev), d.linear_counts(tokens)
+    (here, _), (f, b) = worked_roofs(dev), d.linear_counts(tokens)
     own = record == "worked_linear"
     seconds, subject = ((getattr(measured, "median", None), f"the layer on {tokens:,} tokens") if own else
                         (getattr(d.linear_row(measured, tokens), "seconds", None),
@@ -203,7 +204,7 @@ def linear_check(measured, tokens: int, dev, record: str = "worked_linear"):
 
 def one_token_answer(tokens: int, dev, call_cost=None):
     """Worked problem 2: the layer's regime on one token and on ``tokens``, and their least times per token."""
-    (here, _), (f, b) = d.roofs(dev), d.linear_counts(1)
+    (here, _), (f, b) = worked_roofs(dev), d.linear_counts(1)
     one, many = (Regime(f"the layer on {n}", *d.linear_counts(k), here, call_cost) for n, k in
                  (("one token", 1), (f"{tokens:,} tokens", tokens)))
     return fill(ONE_TOKEN, flops=Value(f, "FLOP"), nbytes=Value(b, "B"), intensity=Value(f / b, "FLOP/byte"), one=one,
@@ -213,7 +214,7 @@ def one_token_answer(tokens: int, dev, call_cost=None):
 
 def one_token_check(one, many, tokens: int, dev, call_cost=None):
     """Worked problem 2 measured: one token's regime with its time, and its time against ``many`` tokens' per token."""
-    (here, _), (f, b) = d.roofs(dev), d.linear_counts(1)
+    (here, _), (f, b) = worked_roofs(dev), d.linear_counts(1)
     return say(lambda t: [Regime("the layer on one token", f, b, here, call_cost, t.median),
                           Compare("per token, one token", t.median, f"{tokens:,} tokens", many.median / tokens)
                           if many is not None else None], one, record="worked_linear_one_token")
@@ -221,7 +222,7 @@ def one_token_check(one, many, tokens: int, dev, call_cost=None):
 
 def softmax_answer(batch: int, heads: int, seq: int, dev, call_cost=None):
     """Worked problem 3: the softmax's regime (with the page's fixed cost) and best FLOP/s, here and on an H100."""
-    (here, h100), (f, b) = d.roofs(dev), d.softmax_counts(batch, heads, seq)
+    (here, h100), (f, b) = worked_roofs(dev), d.softmax_counts(batch, heads, seq)
     best, h100_best = (Compare("its FLOP/s at best (its intensity times the bandwidth)", float(r.attainable(f / b)),
                                "the float32 peak", r.peak_flops, unit="FLOP/s") for r in (here, h100))
     return fill(SOFTMAX, batch=str(batch), heads=str(heads), seq=str(seq), elements=Value(b / 8, "count"),
@@ -233,7 +234,7 @@ def softmax_answer(batch: int, heads: int, seq: int, dev, call_cost=None):
 
 def softmax_check(bert_table, shape: dict, dev):
     """Worked problem 3 measured: the profile's softmax row against its least time, and the replay floor's part."""
-    (here, _), (f, b) = d.roofs(dev), d.softmax_counts(shape["batch"], shape["heads"], shape["seq"])
+    (here, _), (f, b) = worked_roofs(dev), d.softmax_counts(shape["batch"], shape["heads"], shape["seq"])
     row = None if bert_table is None else bert_table[bert_table.op == "_softmax"].iloc[0]
     return say(lambda r: [Bound("the softmax row", r.seconds, float(here.time(f, b)), "the roofline"),
                           _floor_share(float(r.seconds), 1, bert_table, "of its replayed time", "the replay floor")],

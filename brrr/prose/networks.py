@@ -7,10 +7,9 @@ from __future__ import annotations
 import math
 
 from ..claims import Bound, Compare, Noisy, Regime, Share, Value, fill
-from ..experiments.diagnosis_records import roofs   # this device's float32 roofline and the H100 SXM's
 from ..intensity_paper import conv_intensity
 from ..intensity_predict import least_bytes, least_seconds
-from ..roofline import Roofline, has_spec_sheet
+from ..roofline import Roofline, has_spec_sheet, worked_roofs
 from .fusion import timed
 
 KIND_NAMES = {"fc": "the fully-connected layers", "no MACs": "the layers that do no MACs"}
@@ -66,7 +65,7 @@ def _op_slots(key: str, op: tuple, here, ref, named: str) -> dict:
 
 def conv_answer(M: int, S_o: int, S_k: int, dev):
     """Worked problem 1: the regimes and least times of a standard and a depthwise convolution, here and on an H100."""
-    here, ref = roofs(dev)
+    here, ref = worked_roofs(dev)
     return fill(CONVS, k=S_k, **_op_slots("std", counted("standard", M, S_o, S_k), here, ref, "the standard one"),
                 **_op_slots("dw", counted("depthwise", M, S_o, S_k), here, ref, "the depthwise one"))
 
@@ -107,7 +106,7 @@ def ridge_rows(n: int, ridge: float):
 
 def ridge_answer(n: int, dev):
     """Worked problem 2: the batch (``facts['batch']``) from which ``x @ W`` reaches the ridge, here and on an H100."""
-    here, ref = roofs(dev)
+    here, ref = worked_roofs(dev)
     b, b_ref = ridge_rows(n, here.ridge), ridge_rows(n, ref.ridge)
     if b is None:
         raise ValueError(f"n = {n} is too small: x @ W never reaches this ridge (take n > {4 * here.ridge:.0f})")
@@ -125,7 +124,8 @@ def ridge_answer(n: int, dev):
 def ridge_claims(timing, rows: int, n: int, dev) -> list:
     """The timed ``x @ W`` on ``rows`` rows (a :class:`brrr.Timing`) against its least time, and its noise."""
     flops, nbytes = linear(rows, n)
-    return timed(timing, float(roofs(dev)[0].time(flops, nbytes)), f"`x @ W` on {rows} rows", dev, nbytes, "x @ W")
+    least = float(worked_roofs(dev)[0].time(flops, nbytes))
+    return timed(timing, least, f"`x @ W` on {rows} rows", dev, nbytes, "x @ W")
 
 
 SEPARABLE = """`pointwise 1x1` does {pw_flops} on {pw_bytes}, {pw_ai}. {pw_here} {pw_ref}
@@ -138,7 +138,7 @@ On the reference {ref} it is {ref_speedup} faster. {ref_split}"""
 
 def separable_answer(M: int, S_o: int, S_k: int, dev):
     """Worked problem 3: the pointwise convolution's regime; the depthwise-pointwise pair against the standard one."""
-    here, ref = roofs(dev)
+    here, ref = worked_roofs(dev)
     std, dw, pw = (counted(kind, M, S_o, k) for kind, k in (("standard", S_k), ("depthwise", S_k), ("pointwise", 1)))
     t, t_ref = ([float(roof.time(*op)) for op in (std, dw, pw)] for roof in (here, ref))
 
@@ -168,7 +168,8 @@ def network_claims(run) -> list:
     regime (no one call's cost bounds a network), the nearest against its calls' fixed cost; the outliers."""
     roof, call = Roofline.from_dict(run.meta["roof"]), run.meta.get("call_seconds")
     pairs = sorted(((r, least_seconds(r, roof)) for r in run.records), key=lambda p: p[1] / p[0]["seconds"])
-    ends = [near := pairs[-1][0]] + ([pairs[0][0]] if len(pairs) > 1 else [])
+    near = pairs[-1][0]
+    ends = [near] + ([pairs[0][0]] if len(pairs) > 1 else [])
     out = [Regime(r["network"], r["flops"], least_bytes(r), roof, seconds=r["seconds"], name=which)
            for which, r in zip(("nearest its least time", "farthest from it"), ends)]
     if call and near.get("operators"):
