@@ -37,7 +37,8 @@ def main(argv=None) -> int:
 
     import numba
     import brrr
-    from brrr.results import Result, provenance
+    from brrr.device import provenance
+    from brrr.results import Result
     import bandwidth
     import compile_modes
     import fusion

@@ -323,3 +323,9 @@ def device(refresh: bool = False) -> Device:
     if refresh:
         dev._peaks_not_before = time.time()
     return dev
+
+
+def provenance(command: str = "", **extra) -> dict:
+    """A result's meta data (:func:`brrr.results.provenance`) with this machine's device summary."""
+    from . import results
+    return results.provenance(device().summary(), command, **extra)

@@ -43,7 +43,7 @@ def as_result(data, name: str) -> Result:
     back (:func:`as_data`): a Result as it is; a pandas DataFrame (a profiler table) as its rows,
     its ``attrs`` in ``meta['attrs']``; a :class:`~brrr.Timing` or a list of them as one record
     each; other plain data (numbers, strings, lists and dicts of them) in ``meta['value']``."""
-    from .results import provenance
+    from .device import provenance
     from .timing import Timing
     if isinstance(data, Result):
         return data
@@ -178,7 +178,7 @@ def measure(name: str, fn, *args, **kwargs):
     if config.replay_set():
         record = replay_runs().get(name)
         if record is None:
-            _say_not_recorded(name)
+            say_not_recorded(name)
             return None
         # the page's own run, drawn and named as a live run is (the banner says it is replayed)
         return as_data(Result(record.name, list(record.records), {**record.meta, "reference": False}))
@@ -229,12 +229,16 @@ def replay_summary() -> dict:
             "versions": dict(next(iter(runs.values())).meta.get("versions", {}))}
 
 
-def _say_not_recorded(name: str):
-    """Say on the page that the replayed set has no record of ``name`` (the build log lists every
-    such name first: ``make book-replay`` runs ``scripts/replay_coverage.py``)."""
-    device = replay_summary()["device"].get("name", config.replay_set())
-    text = (f"*Not measured here: the {device} run replayed on this page has no record of `{name}`. "
-            f"Run this chapter to measure it.*")
+def say_not_recorded(name: str):
+    """Say on the page that its run has no record of ``name``: where a replayed set lacks it (the build log
+    lists every such name first: ``make book-replay`` runs ``scripts/replay_coverage.py``), or where a live
+    run kept none (a figure drawn far below its measurement says so where it would be)."""
+    if not config.replay_set():
+        text = f"*Not measured here: this run kept no `{name}`.*"
+    else:
+        device = replay_summary()["device"].get("name", config.replay_set())
+        text = (f"*Not measured here: the {device} run replayed on this page has no record of `{name}`. "
+                f"Run this chapter to measure it.*")
     try:
         from IPython.display import Markdown, display
         display(Markdown(text))

@@ -50,10 +50,10 @@ def versions() -> dict:
     return out
 
 
-def provenance(command: str = "", **extra) -> dict:
-    """Meta data for a result: device summary, versions, UTC date and the command."""
-    from .device import device
-    meta = {"device": device().summary(), "versions": versions(),
+def provenance(device_summary: dict, command: str = "", **extra) -> dict:
+    """Meta data for a result: the device summary it is handed (:func:`brrr.device.provenance` hands this
+    device's), versions, UTC date and the command."""
+    meta = {"device": device_summary, "versions": versions(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "command": command}
     meta.update(extra)

@@ -206,10 +206,18 @@ class Roofline:
                 f"{self.peak_bandwidth / 1e9:.4g} GB/s, ridge {self.ridge:.3g} FLOP/byte)")
 
 
+REFERENCE_GPU = "H100-SXM"     # the worked problems' reference GPU, a key of brrr.specs.GPU_SPECS
+
+
+def reference_roof() -> Roofline:
+    """The reference GPU's float32 roof (:data:`REFERENCE_GPU`), from its spec sheet."""
+    from .specs import GPU_SPECS
+    spec = GPU_SPECS[REFERENCE_GPU]
+    return Roofline(peak_flops=spec.fp32, peak_bandwidth=spec.bandwidth, name=spec.name)
+
+
 def worked_roofs(dev) -> tuple:
     """The worked problems' two roofs: ``dev``'s float32 one (its spec sheet, or a CPU's measured peaks) and the
-    reference H100 SXM's, from its spec sheet."""
-    from .specs import GPU_SPECS
-    h100 = GPU_SPECS["H100-SXM"]
+    reference GPU's (:func:`reference_roof`)."""
     return (Roofline(peak_flops=dev.peak_flops("float32"), peak_bandwidth=dev.peak_bandwidth, name=dev.name),
-            Roofline(peak_flops=h100.fp32, peak_bandwidth=h100.bandwidth, name=h100.name))
+            reference_roof())

@@ -102,6 +102,17 @@ def test_the_checker_sees_imports():
     assert "device" in _imports("brrr.plot._base") or "results" in _imports("brrr.plot._base")
 
 
+def test_no_two_layers_below_the_experiments_import_each_other():
+    """A circle of imports (results asked device for its summary, device read results) makes neither
+    layer testable alone: the record writer is handed the device summary (issue 33)."""
+    below = FOUNDATION | DEVICE | MEASURING
+    imports = {u: set() for u in below}
+    for dotted in MODULES:
+        if _unit(dotted) in below:
+            imports[_unit(dotted)] |= _imports(dotted)
+    assert not [(a, b) for a in below for b in imports[a] if b in below and a in imports[b]]
+
+
 PROSE_LINES = 2500    # brrr/prose and brrr/claims together (issue 32: 8,283 lines before the claims)
 PROSE_TEST_LINES = 2500
 

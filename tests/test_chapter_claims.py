@@ -68,6 +68,25 @@ def _cells(replayed, label, chapter):
     return chapter_claims.cells(replayed[label] / f"{chapter}.ipynb")
 
 
+SPEAKS = ("brrr.prose.", "brrr.claims.say", "brrr.book.answer", "brrr.plot.", "profiler.plot_")
+
+
+def _shown(output) -> bool:
+    data = output.get("data", {})
+    return output.get("output_type") == "stream" or "image/png" in data or "text/html" in data or \
+        bool("".join(data.get("text/markdown", "")).strip()) or "Answer" in "".join(data.get("text/plain", ""))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_cell_that_says_or_draws_renders_empty_on_the_published_book(replayed, chapter):
+    """Each cell of the replayed H200 book that speaks or draws shows it, or names the record it lacks (issue 33)."""
+    nb = json.loads((replayed["nvidia-h200"] / f"{chapter}.ipynb").read_text())
+    empty = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+             and any(s in re.sub(r"#.*", "", "".join(c["source"])) for s in SPEAKS)
+             and not any(_shown(o) for o in c.get("outputs", []))]
+    assert not empty, f"{chapter}: cells {empty} render nothing"
+
+
 @pytest.mark.parametrize("label,chapter", _cases())
 def test_a_replayed_chapter_runs_without_a_cell_error(replayed, label, chapter):
     failed = [c["key"][:80] for c in _cells(replayed, label, chapter) if c["error"]]

@@ -239,3 +239,8 @@ def test_a_share_keeps_the_order_of_its_parts_through_a_notebooks_metadata():
     made = c.Share(1.0, {"z": 0.5, "a": 0.2}, "of it")
     back = c.check_all(json.loads(json.dumps(made.to_dict(), sort_keys=True)))     # nbformat sorts keys
     assert back.text() == made.text() and list(back.parts) == ["z", "a"]
+
+
+def test_a_share_of_a_whole_of_unknown_size_states_no_size():
+    made = c.Share(1.0, {"overhead-bound operators": 0.96}, "time its operators took", unit="%")
+    assert made.text() == "Of the time its operators took, 96% went to overhead-bound operators." and not made.check()

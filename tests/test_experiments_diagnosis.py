@@ -35,6 +35,16 @@ def test_reference_headers_name_the_device_briefly():
     assert "time per call, H100 80GB HBM3 (reference)" in html
 
 
+def test_a_gpu_runs_whole_run_times_from_an_older_clock_are_marked_in_the_tables():   # review 07 M7-2
+    def run(clock):
+        return Result("compile_block", records=[{"variant": "eager", "seconds": 1e-3, "clock": clock}],
+                      meta={"device": {"name": "NVIDIA H100 80GB HBM3", "backend": "cuda"}})
+    assert "time per call, this run (older clock: not compared)" in diagnosis.compile_table(run(None)).to_html()
+    beside = diagnosis.compile_table(run("host"), [run(None)]).to_html()
+    assert "H100 80GB HBM3 (reference, older clock: not compared)" in beside
+    assert "older clock" not in diagnosis.compile_table(run("host"), [run("host")]).to_html()
+
+
 def test_batch_remedy_keeps_each_profiles_rows_and_how_its_whole_run_was_timed():   # review 07_08 M7-1, M7-2
     from brrr.transformer import small_block
     result = diagnosis.batch_remedy(small_block(hidden=32, heads=2, ffn=64).eval(), batches=(1, 2), seq=4)

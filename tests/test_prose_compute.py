@@ -145,7 +145,8 @@ def test_a_missing_record_is_named():
 
 
 def test_the_answers_are_the_roofline_arithmetic_of_the_pages_peaks():
-    dev = SimpleNamespace(peak_flops=lambda dtype: 67e12, peak_bandwidth=4.8e12, summary=lambda: H200)
+    dev = SimpleNamespace(peak_flops=lambda dtype: 67e12, peak_bandwidth=4.8e12, name="NVIDIA H200",
+                          summary=lambda: H200)
     here = Roofline(dev.peak_flops("float32"), dev.peak_bandwidth)
     got = compute.answers(dev, 2048, 8192)
     for answer in got.values():

@@ -5,7 +5,8 @@ import pytest
 
 import brrr
 
-from brrr.results import Result, provenance, versions
+from brrr.device import provenance
+from brrr.results import Result, versions
 
 
 def test_round_trip(tmp_path):

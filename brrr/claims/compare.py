@@ -82,7 +82,8 @@ class Compare(Claim):
 @dataclass
 class Share(Claim):
     """The parts of a whole: 'Of the 4.2 ms of operator time, 71% went to memory-bound operators and
-    20% to compute-bound ones.' (``unit='count'``: 'Of the 34 layers, 12 are memory-bound ...')."""
+    20% to compute-bound ones.' (``unit='count'``: 'Of the 34 layers, 12 are memory-bound ...'; ``unit='%'``:
+    a whole of unknown size, 'Of the time its operators took, 96% went to ...')."""
     whole: float
     parts: dict
     of: str
@@ -108,7 +109,8 @@ class Share(Claim):
                 for i, (k, v) in enumerate(self.parts.items())]
 
     def text(self) -> str:
-        return f"Of the {quantity(self.whole, self.unit)} {self.of}, {listing(self._named())}."
+        whole = "" if self.unit == "%" else quantity(self.whole, self.unit) + " "   # '%': a whole of unknown size
+        return f"Of the {whole}{self.of}, {listing(self._named())}."
 
     def check(self):
         if sum(self.parts.values()) > self.whole * (1 + 1e-9):

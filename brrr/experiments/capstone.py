@@ -23,7 +23,8 @@ from typing import Optional
 
 from .. import config
 from ..mfu import mfu, mfu_column, mfu_peak, table_peak  # noqa: F401 (public here too)
-from ..results import Result, provenance
+from ..device import provenance
+from ..results import Result
 from .capstone_rows import summary as profile_parts
 from .capstone_ridge import LINEAR_SHAPES, ridge_batch, ridge_tokens  # noqa: F401 (step 8, public here too)
 

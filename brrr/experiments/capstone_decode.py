@@ -19,7 +19,8 @@ import math
 from typing import Optional
 
 from .. import arrays, config
-from ..results import Result, provenance
+from ..device import provenance
+from ..results import Result
 
 MODES = ("prefill", "eager", "graph")
 

@@ -35,7 +35,7 @@ def steps_table(result, references=()):
                      "achieved": "–" if skipped or not r.get("flops_per_second") else
                      format_rate(r["flops_per_second"]),
                      mfu_header: mfu(result, r),
-                     "profile": "skipped" if skipped else "own" if own else
+                     "profile": "skipped" if skipped else ("own, uncompiled" if r.get("compile") else "own") if own else
                      "not profiled (compiled)" if r["step"] in COMPILED_ONLY else "not profiled",
                      **{f"time {k}": (r["regime_shares"].get(k, 0.0) if own else None) for k in REGIME_COLUMNS}})
     rows += [{"step": s.label, "change": "not in this record"} for s in not_recorded(result)]

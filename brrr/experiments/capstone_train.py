@@ -27,7 +27,8 @@ from typing import Optional
 
 from .. import config
 from ..mfu import table_peak
-from ..results import Result, provenance
+from ..device import provenance
+from ..results import Result
 from .capstone import measured  # noqa: F401 (the configurations that ran, as for the steps)
 
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ..roofline import worked_roofs
+from ..roofline import REFERENCE_GPU as REFERENCE, worked_roofs
 
-REFERENCE = "H100-SXM"   # the reference GPU of the worked problems, in brrr.specs.GPU_SPECS
 CAST_BYTES = 6           # a float32 weight cast to 16 bits: four bytes read, two written
 
 

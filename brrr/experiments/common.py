@@ -4,7 +4,8 @@ from __future__ import annotations
 import gc
 from typing import Callable, Iterable
 
-from ..results import Result, provenance
+from ..device import provenance
+from ..results import Result
 
 
 def is_out_of_memory(error: BaseException) -> bool:

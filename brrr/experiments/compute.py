@@ -21,8 +21,8 @@ FLOPs are counted, never estimated from time: a matmul of an (M, K) by a
 from __future__ import annotations
 
 from .. import config
-from ..device import device as live_device
-from ..results import Result, provenance
+from ..device import device as live_device, provenance
+from ..results import Result
 from ..timing import bench
 from . import _arrays
 from ..kernel_source import traffic

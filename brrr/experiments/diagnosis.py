@@ -17,7 +17,8 @@ import time
 from typing import Optional, Sequence
 
 from .. import config
-from ..results import Result, provenance
+from ..device import provenance
+from ..results import Result
 
 
 ROW_FIELDS = ["op", "module", "category", "dtype", "flops", "nbytes", "seconds", "roofline_seconds"]
@@ -213,6 +214,16 @@ def _ref_header(run, what: str) -> str:
     return f"{what}, {short_device_name(run)} (reference)"
 
 
+def _clocked(run: Result, header: str) -> str:
+    """A whole-run column's header, marked where a GPU's run timed it with older code's clock, not back to back on
+    the host's (:func:`~brrr.experiments.diagnosis_records.unreadable`): the page compares none of those times."""
+    from .diagnosis_records import whole_run
+    old = (run.meta.get("device") or {}).get("backend") == "cuda" and any(
+        whole_run(r)[2] != "host" for r in run.records)
+    mark = "older clock: not compared"
+    return (f"{header[:-1]}, {mark})" if header.endswith(")") else f"{header} ({mark})") if old else header
+
+
 def compile_table(result: Result, references=()):
     """Eager and compiled time per call and its IQR, this run beside each reference run."""
     import pandas as pd
@@ -224,11 +235,11 @@ def compile_table(result: Result, references=()):
     def times(run, field="seconds"):
         got = {r["variant"]: r.get(field) for r in run.records}
         return [got.get(v) for v in variants]
-    out = pd.DataFrame({"variant": variants, "time per call, this run": times(result),
-                        "IQR, this run": times(result, "iqr_seconds")})
-    formats = {"time per call, this run": "time", "IQR, this run": "time"}
+    call, iqr = _clocked(result, "time per call, this run"), _clocked(result, "IQR, this run")
+    out = pd.DataFrame({"variant": variants, call: times(result), iqr: times(result, "iqr_seconds")})
+    formats = {call: "time", iqr: "time"}
     for run in references or ():
-        header = _ref_header(run, "time per call")
+        header = _clocked(run, _ref_header(run, "time per call"))
         out[header] = times(run)
         formats[header] = "time"
     return styled(out, formats)
@@ -242,14 +253,13 @@ def batches_table(result: Result, references=()):
     from ..book import table as styled
     if result is None:
         return None
-    f = pd.DataFrame(result.records)
+    f, whole, per = pd.DataFrame(result.records), _clocked(result, "whole model"), _clocked(result, "time per token")
     out = pd.DataFrame({"batch (sequences)": f.batch, "tokens": f.tokens, "matmul FLOP/byte": f.matmul_intensity,
-                        "whole model": f.model_seconds, "time per token": f.seconds_per_token})
-    formats = {"batch (sequences)": "int", "tokens": "int", "matmul FLOP/byte": "number",
-               "whole model": "time", "time per token": "time"}
+                        whole: f.model_seconds, per: f.seconds_per_token})
+    formats = {"batch (sequences)": "int", "tokens": "int", "matmul FLOP/byte": "number", whole: "time", per: "time"}
     for run in references or ():
         got = {r["batch"]: r["seconds_per_token"] for r in run.records}
-        header = _ref_header(run, "time per token")
+        header = _clocked(run, _ref_header(run, "time per token"))
         out[header] = [got.get(b) for b in f.batch]
         formats[header] = "time"
     return styled(out, formats)
@@ -262,12 +272,12 @@ def precision_table(result: Result, references=()):
     from ..book import table as styled
     if result is None:
         return None
-    f = pd.DataFrame(result.records)
+    f, whole = pd.DataFrame(result.records), _clocked(result, "whole model")
     out = pd.DataFrame({"dtype": f.dtype, "matmul time": f.matmul_seconds,
                         "matmul roofline time": f.matmul_roofline_seconds, "all rows": f.seconds,
-                        "bytes moved": f["nbytes"], "whole model": f.model_seconds})
+                        "bytes moved": f["nbytes"], whole: f.model_seconds})
     formats = {"matmul time": "time", "matmul roofline time": "time", "all rows": "time",
-               "bytes moved": "bytes", "whole model": "time"}
+               "bytes moved": "bytes", whole: "time"}
     for run in references or ():
         recs = run.records
         header = _ref_header(run, f"matmul time ({recs[0]['dtype']}, {recs[-1]['dtype']})")

@@ -209,7 +209,8 @@ def bandwidth_vs_parallelism(parallelism=None, elements=None, dtype="float32", l
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     dev = live_device()
     if dev.on_gpu and dev.array_library != "cupy":    # a chapter goes on: the result says why it is empty
-        from ..results import Result, provenance
+        from ..device import provenance
+        from ..results import Result
         return Result("bandwidth_vs_parallelism", meta=provenance(
             f"brrr.experiments.bandwidth_vs_parallelism(dtype={dtype!r})", unavailable=NO_CUPY))
     n = int(elements) if elements is not None else default_elements(dev, dtype)

@@ -15,8 +15,8 @@ from typing import Optional
 import numpy as np
 
 from .. import config
-from ..device import device as live_device
-from ..results import Result, provenance
+from ..device import device as live_device, provenance
+from ..results import Result
 from .wallclock import available_libraries, operands, synchronizer, wall_time_per_call
 
 ASYNC_N = {"cuda": 4096, "cpu": 512}   # async_demo's matrix size n per backend (halved in quick mode)

@@ -16,9 +16,9 @@ from typing import Optional
 import numpy as np
 
 from .. import config
-from ..device import device as live_device
+from ..device import device as live_device, provenance
 from ..hardware import cpu_name
-from ..results import Result, needs_measurements, provenance
+from ..results import Result, needs_measurements
 from .common import run_sweep
 from .wallclock import available_libraries, elementwise, limit_torch_threads, operands, wall_time_per_call
 

@@ -21,7 +21,8 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..results import Result, provenance
+from ..device import provenance
+from ..results import Result
 from .capture import _left_as_found, _loss
 from .chrome import HOST_WORK, STEP, events_from_chrome
 

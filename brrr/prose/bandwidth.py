@@ -15,7 +15,7 @@ def _device(run) -> tuple:
 
 def bandwidth_claims(run) -> list:
     """The DRAM end; the largest copy that the roofline calls bound by the fastest copy's time; the cache net of it."""
-    (dev, roof, kind, cpu), _copy = _device(run), lambda r: f"the copy of {Value(r['working_set'], 'B').text()}"
+    (_, roof, kind, cpu), _copy = _device(run), lambda r: f"the copy of {Value(r['working_set'], 'B').text()}"
     llc = max([run.meta.get("llc_bytes") or 0, *(run.meta.get("caches") or {}).values()])
     recs = sorted(run.records, key=lambda r: r["working_set"])
     last, fast, best = recs[-1], min(recs, key=lambda r: r["seconds"]), max(recs, key=lambda r: r["gbps"])
@@ -85,13 +85,12 @@ def against_peaks(measured: Roofline, peaks: Roofline, cpu: bool) -> str:
                                                   ("bandwidth", measured.peak_bandwidth, peaks.peak_bandwidth, "B/s")))
 
 
-OLD_ONE = ("This record was made by older code, which passed the constant `one` as a 0-d tensor on the GPU, a "
-           "broadcast input that keeps PyTorch off its vectorised path (this edition passes a CPU scalar; a rerun "
-           "shows the change).")
-OLD_DATA = ("These matmuls multiplied constant matrices (every element one), as older code did: tensor cores can run "
-            "faster on such predictable data than on a model's (Chapter 1).")
+OLD_ONE = ("This record was made by older code, which passed the constant `one` as a 0-d tensor on the GPU; this "
+           "edition passes a CPU scalar, and a rerun measures whether that input held the ops below the roof.")
+OLD_DATA = ("These matmuls multiplied constant matrices (every element one), as older code did, and a GPU runs such "
+            "data at a higher clock than a model's (Chapter 1); a rerun, on random matrices, measures the difference.")
 OLD_INT8 = ("This record's `int8` matmul took its second matrix row-major, as older code did; this edition passes it "
-            "column-major, the layout int8 tensor-core kernels take directly.")
+            "column-major, and a rerun measures whether the layout was what held it back.")
 
 
 def _types(run, op: str) -> tuple:

@@ -30,13 +30,14 @@ def _lacks(run, key, field=None, what="so nothing here is measured"):
 
 
 def _shares(r):
-    """Each regime's share of a step's own profile, largest first (of 100% where the record lacks its sum)."""
+    """Each regime's share of a step's own profile, largest first (unsized where the record lacks its sum)."""
     if not profiled(r):
         return None
     whole = r.get("profile_seconds") or 1.0
     parts = {f"{k} operators": v * whole for k, v in sorted(r["regime_shares"].items(), key=lambda kv: -kv[1]) if v}
-    return Share(whole, parts, ("" if r.get("profile_seconds") else "of the time ") + "its profile's operators "
-                 "took, replayed one by one", unit="s" if r.get("profile_seconds") else "%", name="regimes")
+    return Share(whole, parts, ("" if r.get("profile_seconds") else "time ") + "its profile's operators took, "
+                 + ("uncompiled and " if r.get("compile") else "") + "replayed one by one",   # the profiler replays
+                 unit="s" if r.get("profile_seconds") else "%", name="regimes")                # eager operators
 
 
 def _own_peak(run, r):

@@ -6,10 +6,10 @@ import math
 from string import Formatter
 
 from ..claims import SAME, UNEXPLAINED_REGIME, Bound, Cause, Compare, Missing, Regime, Shape, Value, fill, say
-from ..roofline import Roofline, has_spec_sheet
+from ..roofline import REFERENCE_GPU, Roofline, has_spec_sheet, worked_roofs
 from ..specs import GPU_SPECS
 
-REFERENCE = GPU_SPECS["H100-SXM"]      # the worked answers' reference GPU, from its spec sheet
+REFERENCE = GPU_SPECS[REFERENCE_GPU]    # the worked answers' reference GPU, from its spec sheet
 MATH = {"float32": "TF32", "float16": "FP16", "bfloat16": "BF16"}
 SAME_COMPUTE = "The two GPUs share an FP32 peak but not a memory bandwidth, so memory traffic did not set that time."
 
@@ -117,11 +117,15 @@ def gap(run, references=()):
         out = [Compare(f"the FLOP/s of the {'FP16 tensor-core' if top['tensor_cores'] else 'FP32'} matmul"
                        f"{_constants(r)}", _rate(top), "the chain's" if low is chain else "`x * 2`'s", _rate(low),
                        "FLOP/s", name="gap")]
-        if r.meta.get("spec_gap") and top["tensor_cores"]:
-            out.append(Compare("that gap", out[0].ratio, "the spec sheet's ratio of FP16 tensor-core to FP32 peak",
-                               r.meta["spec_gap"], "", name="outcome"))
-        if chain:      # on a GPU a multiply and an add (a record without fma True) take two issue slots: half the peak
-            half, repeat = chain.get("fma") is not True and d["backend"] != "cpu", r.meta.get("repeat")
+        # on a GPU a multiply and an add (a record without fma True) take two issue slots: half the peak
+        half = bool(chain) and chain.get("fma") is not True and d["backend"] != "cpu"
+        if r.meta.get("spec_gap") and top["tensor_cores"]:   # against the slower side's own ceiling
+            capped = half and low is chain
+            out.append(Compare("that gap", out[0].ratio, "the spec sheet's FP16 tensor-core peak over "
+                               + ("half its FP32 peak, the chain's ceiling" if capped else "its FP32 peak"),
+                               r.meta["spec_gap"] * (1 + capped), "", name="outcome"))
+        if chain:
+            repeat = r.meta.get("repeat")
             links = ("fused multiply-adds" if chain.get("fma") is True else
                      "links, each a multiply and then an add (no fused multiply-add),")
             out.append(_bound(r, f"the chain of {repeat or round(4 * chain['intensity']):,} {links}", _rate(chain),
@@ -166,7 +170,7 @@ On the reference {ref}, with a ridge of {ref_ridge}, it is {ref_ratio}: the high
 def answers(dev, n: int, side: int = None) -> dict:
     """The templates of :data:`ANSWERS` filled: 'matmul', the least time of an n x n float32 matmul; 'ridge', the
     n from which one is compute-bound; 'ratio', a side x side one's time over `x * 2`'s on side² elements (side: n)."""
-    here, ref = Roofline(dev.peak_flops("float32"), dev.peak_bandwidth), Roofline(REFERENCE.fp32, REFERENCE.bandwidth)
+    here, ref = worked_roofs(dev)
     flops, tf32, side = 2 * n ** 3, REFERENCE.tf32_tensor / REFERENCE.bandwidth, side or n
     slots = dict(flops=Value(flops, "FLOP"), whose=peak(dev.summary()), peak=Value(here.peak_flops, "FLOP/s"),
                  least=Value(here.t_math(flops), "s"), matmul=Regime("the matmul", flops, 12 * n * n, here),

@@ -9,10 +9,8 @@ from ..experiments.fusion_epilogue import epilogue_bounds
 from ..experiments.fusion_model import cap_length, ceiling_roof, crossover_k
 from ..fusion_tables import OP_NAMES, chain_pairs, fusers_of, least_seconds
 from ..kernel_source import peak_share
-from ..roofline import Roofline, has_spec_sheet
-from ..specs import GPU_SPECS
+from ..roofline import Roofline, has_spec_sheet, reference_roof
 
-H100_ROOF = Roofline(GPU_SPECS["H100-SXM"].fp32, GPU_SPECS["H100-SXM"].bandwidth, name=GPU_SPECS["H100-SXM"].name)
 WORKED_K = 8     # Worked problem 1's chain, whose row of the sweep checks its answer
 FOCUS_K = 16     # the chain length at which torch.compile's speed-up is set against the model
 
@@ -151,7 +149,7 @@ def chain(k: int, n: int, dev):
         t_f, t_u = float(roof.time(k * n, 8 * n)), 8 * k * n / roof.peak_bandwidth
         return Regime(f"the fused chain on {roof.name}, its multiplications at "
                       f"{Value(roof.peak_flops, 'FLOP/s').text()},", k * n, 8 * n, roof), t_u, Value(t_u / t_f, "")
-    (regime, t_u, speedup), (ref, _, ref_speedup) = on(Roofline.from_device(dev), dev.backend), on(H100_ROOF, "cuda")
+    (regime, t_u, speedup), (ref, _, ref_speedup) = on(Roofline.from_device(dev), dev.backend), on(reference_roof(), "cuda")
     return fill(CHAIN, k=str(k), n=f"{n:,}", unfused=Value(8 * k * n, "B"), fused=Value(8 * n, "B"),
                 flops=Value(k * n, "FLOP"), regime=regime, unfused_time=Value(t_u, "s"), speedup=speedup,
                 ref_regime=ref, ref_speedup=ref_speedup)
@@ -161,7 +159,7 @@ def cap(n: int, dev, op: str = "mul"):
     """Worked problem 2 (``op='mul'``) or 3 (``'ffma'``): where a fused chain stops paying, and one twice as long."""
     here = Roofline.from_device(dev)
     (top, k_cap), (ref_top, ref_cap) = ((ceiling_roof(r, op, b), cap_length(r, op, b))
-                                        for r, b in ((here, dev.backend), (H100_ROOF, "cuda")))
+                                        for r, b in ((here, dev.backend), (reference_roof(), "cuda")))
     k, rate = 2 * k_cap, Value(top.peak_flops, "FLOP/s")
 
     def regime(roof, where):
@@ -172,7 +170,7 @@ def cap(n: int, dev, op: str = "mul"):
                             cap_length(here, "mul", dev.backend), unit="count"))
     said = fill(CAP if op == "mul" else FMA, rate=rate, bandwidth=Value(here.peak_bandwidth, "B/s"),
                 k_cap=Value(k_cap, "count"), regime=regime(top, f"at {rate.text()}"),
-                ref_rate=Value(ref_top.peak_flops, "FLOP/s"), ref_bandwidth=Value(H100_ROOF.peak_bandwidth, "B/s"),
+                ref_rate=Value(ref_top.peak_flops, "FLOP/s"), ref_bandwidth=Value(reference_roof().peak_bandwidth, "B/s"),
                 ref_cap=Value(ref_cap, "count"), ref_regime=regime(ref_top, "on an H100 SXM (this page's length, not "
                                                                    "twice the H100's own cap)"), **extra)
     said.facts.update(k=k, k_cap=k_cap)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..claims import Bound, Compare, Noisy, Regime, Share, Value, fill
+from ..claims import Bound, Compare, Missing, Noisy, Regime, Share, Value, fill
 from ..intensity_paper import conv_intensity
 from ..intensity_predict import least_bytes, least_seconds
 from ..roofline import Roofline, has_spec_sheet, worked_roofs
@@ -23,13 +23,15 @@ def _bound(run, subject: str, seconds: float, least: float, nbytes=None, name: s
 
 
 def _outliers(run, pairs, subject_of) -> list:
-    """A Bound of the one of ``pairs`` ((record, least seconds)) furthest above its roof, a Noisy of the noisiest."""
+    """A Bound of the one of ``pairs`` ((record, least seconds)) furthest above its roof, a Noisy of the noisiest
+    (a Missing where no record kept its spread)."""
     above = [(r, t) for r, t in pairs if t > r["seconds"]]
     r, t = max(above, key=lambda p: p[1] / p[0]["seconds"], default=(None, None))
     out = [] if r is None else [_bound(run, subject_of(r), r["seconds"], t, r.get("nbytes"), "above the roof")]
     r = max((r for r in run.records if r.get("iqr_seconds") is not None),
             key=lambda r: r["iqr_seconds"] / r["seconds"], default=None)
-    return out + ([] if r is None else [Noisy(subject_of(r), r["iqr_seconds"], r["seconds"])])
+    return out + [Missing("iqr_seconds", "the spread of its samples, so whether these times are steady is unknown")
+                  if r is None else Noisy(subject_of(r), r["iqr_seconds"], r["seconds"])]
 
 
 def layer_claims(layers: dict, roof) -> list:
@@ -39,7 +41,7 @@ def layer_claims(layers: dict, roof) -> list:
         return Share(len(table), {where: k}, of, unit="count", verb="lies" if k == 1 else "lie", name=name)
     out = [Value(roof.ridge, "FLOP/byte", subject=f"the {roof.name}'s float32 ridge", verb="sits at", name="ridge")]
     out += [left(table, f"Conv and FC layers of {net}", f"{net} left") for net, table in layers.items()]
-    return out + [left(p, f"pointwise layers of {net}", f"{net} pointwise left", "left of it")
+    return out + [left(p, f"pointwise layers of {net}, among its {len(t)}", f"{net} pointwise left", "left of it")
                   for net, t in layers.items() if len(p := t[t["kind"] == "pointwise"])]
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from ..claims import SAME, Bound, Cause, Compare, Missing, Regime, Share, Value, fill, say
 from ..experiments import fusion_model as fm, overhead as ov
-from ..roofline import Roofline
+from ..roofline import REFERENCE_GPU, Roofline, reference_roof
 from ..specs import GPU_SPECS
 
 HE_PYTHON_OPS = 32e6          # He (2022): Python runs about 32 million additions per second
 HE_A100_MEANWHILE = 9.75e6    # He (2022): FLOPs an A100 does in the time of one Python operation
 NAMES = {"numpy": "NumPy", "torch": "PyTorch", "cupy": "CuPy"}
-H100 = GPU_SPECS["H100-SXM"]   # the worked answers' reference GPU, by its spec sheet
+H100 = GPU_SPECS[REFERENCE_GPU]   # the worked answers' reference GPU, by its spec sheet
 MODEL = {"cuda": "a GPU, where they overlap", "cpu": "a CPU, where they add"}
 UNANSWERED = "so this answer has no measured fixed cost to start from"
 NEAREST, NO_FIXED = "so this check takes the sweep's size nearest the answer's", "and this page has no fixed cost"
@@ -174,7 +174,7 @@ def tiny_answer(n: int, fits: dict, lib: str, dev):
     here, fixed = fm.ceiling_roof(Roofline.from_device(dev), "add", dev.backend), fits[lib]["overhead"]
     roof = float(here.time(n, 12 * n))
     return fill(TINY, nbytes=Value(12 * n, "count"), flops=Value(n, "count"), roof=Value(roof, "s"),
-                roof_ref=Value(float(fm.ceiling_roof(Roofline(H100.fp32, H100.bandwidth), "add").time(n, 12 * n)), "s"),
+                roof_ref=Value(float(fm.ceiling_roof(reference_roof(), "add").time(n, 12 * n)), "s"),
                 fixed=Value(fixed, "s"), ratio=Value(fixed / roof, "x"), ref=H100.name, lib=lib,
                 regime=Regime(f"An add of {n} elements", n, 12 * n, here, call_cost=fixed, name="regime"))
 

@@ -10,9 +10,8 @@ from ..experiments.recompute_checkpoint import checkpoint_model, late_peak, step
 from ..experiments.recompute_compiled import step_bytes
 from ..profiler.counting import PER_ELEMENT_FLOPS
 from ..recompute_model import checkpoint_flop_ratio
-from ..roofline import Roofline, has_spec_sheet
+from ..roofline import Roofline, has_spec_sheet, reference_roof
 from ..units import format_si
-from .fusion import H100_ROOF
 
 WORKED_EVERY = 4    # Worked problem 2's segment length, whose row of the sweep checks its answer
 
@@ -72,21 +71,22 @@ def allocator_claims(run) -> list:
 
 
 def compiled_claims(run) -> list:
-    """Saved bytes and time of the recomputing chain, and each variant's bandwidth (its bytes: ``step_bytes``)."""
+    """Saved bytes of the recomputing chain, and each variant's bandwidth (its bytes: ``step_bytes``; the times are
+    the figure's)."""
     by, meta, dev = {r["variant"]: r for r in run.records}, run.meta, run.meta.get("device") or {}
-    rec, save, item = by.get("compiled (recompute)"), by.get("compiled (save all)"), ITEMSIZE.get(meta.get("dtype"), 4)
+    rec, item = by.get("compiled (recompute)"), ITEMSIZE.get(meta.get("dtype"), 4)
 
     def rate(variant, name):
         return by.get(variant) and Bound(
             name, step_bytes(variant, meta["k"], meta["n"], item) / by[variant]["min_seconds"],
             dev["peak_bandwidth"], "the peak bandwidth", unit="B/s", nbytes=2 * meta["n"] * item,
             cache_bytes=dev.get("l2_bytes"), measured_roof=not has_spec_sheet(dev))
+    rates = [rate("eager", "eager mode's step"), rate("compiled (save all)", "the compiled step that saves everything"),
+             rate("compiled (recompute)", "the recomputing step")]
     return [rec and Compare("the recomputing chain's saved memory", rec["saved_bytes"], "eager mode's",
-                            by["eager"]["saved_bytes"], unit="B"),
-            rec and save and Compare("the recomputing chain", rec["min_seconds"], "the compiled chain that saves "
-                                     "everything", save["min_seconds"]),
-            rate("eager", "eager mode's step"), rate("compiled (save all)", "the compiled step that saves everything"),
-            rate("compiled (recompute)", "the recomputing step")]
+                            by["eager"]["saved_bytes"], unit="B"), *rates,
+            rates[1] and rates[2] and Compare("the recomputing step's bandwidth", rates[2].measured, "the saving one's",
+                                              rates[1].measured, unit="B/s", name="rate")]
 
 
 def ratio_check(plain, checkpointed, ratio: float, least: float, record: str, what: str):
@@ -121,12 +121,12 @@ def checkpoint_cost(block_bytes: float, input_bytes: float, layers: int, every: 
     """Worked problem 2: memory at the backward's peak and the FLOP ratio of checkpointing every ``every`` blocks."""
     plain, kept = (checkpoint_model(block_bytes, input_bytes, layers, e) for e in (0, every))
     flops, ratio, peak = 3 * layers * 16 * batch * width ** 2, checkpoint_flop_ratio(layers, every), dev.peak_flops()
-    t, t_ref = flops / peak, flops / H100_ROOF.peak_flops
+    t, t_ref = flops / peak, flops / reference_roof().peak_flops
     said = fill(CKPT, layers=str(layers), every=str(every), block=Value(block_bytes, "B"), plain=Value(plain, "B"),
                 input=Value(input_bytes, "B"), kept=Value(kept, "B"), less=Value(plain / kept, "x"),
                 flops=format_si(flops, "FLOP"), segments=str(math.ceil(layers / every)), matmuls=str(2 * layers),
                 ratio=Value(ratio, ""), peak=Value(peak, "FLOP/s"), t=Value(t, "s"), t_ck=Value(ratio * t, "s"),
-                ref_peak=Value(H100_ROOF.peak_flops, "FLOP/s"), t_ref=Value(t_ref, "s"),
+                ref_peak=Value(reference_roof().peak_flops, "FLOP/s"), t_ref=Value(t_ref, "s"),
                 t_ref_ck=Value(ratio * t_ref, "s"))
     said.facts.update(ratio=ratio, seconds=t)
     return said
@@ -140,7 +140,7 @@ def chain_checkpoint(k: int, n: int, dev):
         f, b0, b, s = (float(roof.time(fl * n, by * n)) for fl, by in ((fwd, 8), (bwd, 8), (bwd, 12), (1, 4)))
         return k * f + s + b0 + (k - 1) * b, (2 * k - 1) * f + s + b0 + (k - 1) * b
     here = Roofline(peak_flops=dev.peak_flops("float32"), peak_bandwidth=dev.peak_bandwidth, name=dev.name)
-    (t, t_ck), (t_ref, t_ref_ck) = steps(here), steps(H100_ROOF)
+    (t, t_ck), (t_ref, t_ref_ck) = steps(here), steps(reference_roof())
     said = fill(GELU, k=Value(k, "count"), array=Value(4 * n, "B"), plain=Value(4 * k * n, "B"), fwd=str(fwd),
                 bwd=str(bwd), flop_ratio=Value(((2 * k - 1) * fwd + k * bwd) / (k * (fwd + bwd)), ""),
                 regime=Regime("the plain step", (k * (fwd + bwd) + 1) * n, 20 * k * n, here),
