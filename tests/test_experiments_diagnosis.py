@@ -52,3 +52,13 @@ def test_batch_remedy_keeps_each_profiles_rows_and_how_its_whole_run_was_timed()
         assert len(rec["rows"]) == rec["ops"] and set(rec["rows"][0]) == set(diagnosis.ROW_FIELDS)
         assert rec["model_clock"] == "host" and rec["replay_floor_seconds"] > 0
     assert "matmul FLOP/byte" in diagnosis.batches_table(result).to_html()
+
+
+def test_a_gpus_batch_rows_are_judged_by_their_device_time():   # chapter 7's rule, as for every GPU profile
+    from brrr.experiments import diagnosis_records
+    from brrr.prose.diagnosis import row_regime
+    row = {"op": "addmm", "module": "block.ffn", "category": "matmul", "dtype": "float32", "flops": 2e9,
+           "nbytes": 1e7, "seconds": 4e-5, "roofline_seconds": 3e-5}
+    gpu = {"name": "NVIDIA H100 80GB HBM3", "backend": "cuda", "peak_flops_float32": 6.7e13, "peak_bandwidth": 3.35e12}
+    [table] = diagnosis_records.batch_profiles(Result("profile_batches", [{"rows": [row]}], {"device": gpu}))
+    assert row_regime(table, next(table.itertuples()), 1e-5).device_time

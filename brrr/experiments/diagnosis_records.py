@@ -23,14 +23,15 @@ def row_roofline(summary: dict, flops: float, nbytes: float, roofline_seconds: f
 
 
 def batch_profiles(result: Optional[Result]) -> list:
-    """Each batch's profile rows of :func:`brrr.experiments.batch_remedy` as a table (attrs: its device and replay floor),
-    or None for a batch recorded before the records kept their rows."""
+    """Each batch's profile rows of :func:`brrr.experiments.batch_remedy` as a table (attrs: its device, backend and
+    replay floor), or None for a batch recorded before the records kept their rows."""
     import pandas as pd
     out = []
     for rec in (result.records if result is not None else []):
         t = pd.DataFrame(rec["rows"]) if rec.get("rows") else None
         if t is not None:
-            t.attrs.update(summary=result.meta.get("device", {}), replay_floor_seconds=rec.get("replay_floor_seconds"))
+            t.attrs.update(summary=result.meta.get("device", {}), replay_floor_seconds=rec.get("replay_floor_seconds"),
+                           backend=(result.meta.get("device") or {}).get("backend"))   # a GPU's rows: device time
         out.append(t)
     return out
 
