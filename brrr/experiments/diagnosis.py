@@ -216,10 +216,9 @@ def _ref_header(run, what: str) -> str:
 
 def _clocked(run: Result, header: str) -> str:
     """A whole-run column's header, marked where a GPU's run timed it with older code's clock, not back to back on
-    the host's (:func:`~brrr.experiments.diagnosis_records.unreadable`): the page compares none of those times."""
-    from .diagnosis_records import whole_run
-    old = (run.meta.get("device") or {}).get("backend") == "cuda" and any(
-        whole_run(r)[2] != "host" for r in run.records)
+    the host's (:func:`~brrr.experiments.diagnosis_records.host_clocked`): the page compares none of those times."""
+    from .diagnosis_records import backend, host_clocked, whole_run
+    old = not all(host_clocked(whole_run(r)[2], backend(run)) for r in run.records)
     mark = "older clock: not compared"
     return (f"{header[:-1]}, {mark})" if header.endswith(")") else f"{header} ({mark})") if old else header
 

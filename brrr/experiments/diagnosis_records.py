@@ -31,7 +31,7 @@ def batch_profiles(result: Optional[Result]) -> list:
         t = pd.DataFrame(rec["rows"]) if rec.get("rows") else None
         if t is not None:
             t.attrs.update(summary=result.meta.get("device", {}), replay_floor_seconds=rec.get("replay_floor_seconds"),
-                           backend=(result.meta.get("device") or {}).get("backend"))   # a GPU's rows: device time
+                           backend=backend(result))   # a GPU's rows are judged by their device time
         out.append(t)
     return out
 
@@ -101,12 +101,18 @@ def spread(result: Result) -> tuple:
     return s, float(np.median(s)), float(q3 - q1)
 
 
+def host_clocked(clock: Optional[str], backend: str) -> bool:
+    """Whether a whole run's time can be read: on a GPU only one timed back to back on the host's clock
+    (``clock`` 'host'; older records timed one call with CUDA events after a cache flush)."""
+    return backend != "cuda" or clock == "host"
+
+
 def unreadable(run: tuple, base: tuple, backend: str) -> Optional[str]:
     """What keeps two whole runs' (seconds, IQR, clock) from being compared: 'model_clock' on a GPU unless both
     were timed back to back on the host's clock (:func:`whole_run`; older records timed one call with CUDA events
     after a cache flush, which times a host-bound call's issue less the flush), 'model_iqr_seconds' where either
     kept no spread; None where nothing does."""
-    if backend == "cuda" and not run[2] == base[2] == "host":
+    if not (host_clocked(run[2], backend) and host_clocked(base[2], backend)):
         return "model_clock"
     if not all(v is not None and math.isfinite(v) for v in run[:2] + base[:2]):
         return "model_iqr_seconds"

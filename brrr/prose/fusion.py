@@ -149,7 +149,8 @@ def chain(k: int, n: int, dev):
         t_f, t_u = float(roof.time(k * n, 8 * n)), 8 * k * n / roof.peak_bandwidth
         return Regime(f"the fused chain on {roof.name}, its multiplications at "
                       f"{Value(roof.peak_flops, 'FLOP/s').text()},", k * n, 8 * n, roof), t_u, Value(t_u / t_f, "")
-    (regime, t_u, speedup), (ref, _, ref_speedup) = on(Roofline.from_device(dev), dev.backend), on(reference_roof(), "cuda")
+    (regime, t_u, speedup), (ref, _, ref_speedup) = (on(Roofline.from_device(dev), dev.backend),
+                                                     on(reference_roof(), "cuda"))
     return fill(CHAIN, k=str(k), n=f"{n:,}", unfused=Value(8 * k * n, "B"), fused=Value(8 * n, "B"),
                 flops=Value(k * n, "FLOP"), regime=regime, unfused_time=Value(t_u, "s"), speedup=speedup,
                 ref_regime=ref, ref_speedup=ref_speedup)
@@ -157,9 +158,9 @@ def chain(k: int, n: int, dev):
 
 def cap(n: int, dev, op: str = "mul"):
     """Worked problem 2 (``op='mul'``) or 3 (``'ffma'``): where a fused chain stops paying, and one twice as long."""
-    here = Roofline.from_device(dev)
+    here, ref = Roofline.from_device(dev), reference_roof()
     (top, k_cap), (ref_top, ref_cap) = ((ceiling_roof(r, op, b), cap_length(r, op, b))
-                                        for r, b in ((here, dev.backend), (reference_roof(), "cuda")))
+                                        for r, b in ((here, dev.backend), (ref, "cuda")))
     k, rate = 2 * k_cap, Value(top.peak_flops, "FLOP/s")
 
     def regime(roof, where):
@@ -170,7 +171,7 @@ def cap(n: int, dev, op: str = "mul"):
                             cap_length(here, "mul", dev.backend), unit="count"))
     said = fill(CAP if op == "mul" else FMA, rate=rate, bandwidth=Value(here.peak_bandwidth, "B/s"),
                 k_cap=Value(k_cap, "count"), regime=regime(top, f"at {rate.text()}"),
-                ref_rate=Value(ref_top.peak_flops, "FLOP/s"), ref_bandwidth=Value(reference_roof().peak_bandwidth, "B/s"),
+                ref_rate=Value(ref_top.peak_flops, "FLOP/s"), ref_bandwidth=Value(ref.peak_bandwidth, "B/s"),
                 ref_cap=Value(ref_cap, "count"), ref_regime=regime(ref_top, "on an H100 SXM (this page's length, not "
                                                                    "twice the H100's own cap)"), **extra)
     said.facts.update(k=k, k_cap=k_cap)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from ..claims import SAME, Bound, Cause, Compare, Missing, Regime, Share, Value, fill, say
 from ..experiments import fusion_model as fm, overhead as ov
-from ..roofline import REFERENCE_GPU, Roofline, reference_roof
-from ..specs import GPU_SPECS
+from ..roofline import Roofline, reference_roof
 
 HE_PYTHON_OPS = 32e6          # He (2022): Python runs about 32 million additions per second
 HE_A100_MEANWHILE = 9.75e6    # He (2022): FLOPs an A100 does in the time of one Python operation
 NAMES = {"numpy": "NumPy", "torch": "PyTorch", "cupy": "CuPy"}
-H100 = GPU_SPECS[REFERENCE_GPU]   # the worked answers' reference GPU, by its spec sheet
+REF = reference_roof()   # the worked answers' reference GPU's float32 roof, by its spec sheet
 MODEL = {"cuda": "a GPU, where they overlap", "cpu": "a CPU, where they add"}
 UNANSWERED = "so this answer has no measured fixed cost to start from"
 NEAREST, NO_FIXED = "so this check takes the sweep's size nearest the answer's", "and this page has no fixed cost"
@@ -174,8 +173,8 @@ def tiny_answer(n: int, fits: dict, lib: str, dev):
     here, fixed = fm.ceiling_roof(Roofline.from_device(dev), "add", dev.backend), fits[lib]["overhead"]
     roof = float(here.time(n, 12 * n))
     return fill(TINY, nbytes=Value(12 * n, "count"), flops=Value(n, "count"), roof=Value(roof, "s"),
-                roof_ref=Value(float(fm.ceiling_roof(reference_roof(), "add").time(n, 12 * n)), "s"),
-                fixed=Value(fixed, "s"), ratio=Value(fixed / roof, "x"), ref=H100.name, lib=lib,
+                roof_ref=Value(float(fm.ceiling_roof(REF, "add").time(n, 12 * n)), "s"),
+                fixed=Value(fixed, "s"), ratio=Value(fixed / roof, "x"), ref=REF.name, lib=lib,
                 regime=Regime(f"An add of {n} elements", n, 12 * n, here, call_cost=fixed, name="regime"))
 
 
@@ -184,10 +183,10 @@ def crossover_answer(fits: dict, lib: str, dev):
     if lib not in fits:
         return fill("{m}", m=Missing("time_vs_size", UNANSWERED))
     fixed = fits[lib]["overhead"]
-    n, n_ref = (max(1, round(fixed * bw / 12)) for bw in (dev.peak_bandwidth, H100.bandwidth))
+    n, n_ref = (max(1, round(fixed * bw / 12)) for bw in (dev.peak_bandwidth, REF.peak_bandwidth))
     said = fill(CROSS, bw=Value(dev.peak_bandwidth, "B/s"), fixed=Value(fixed, "s"), n=Value(n, "count"),
                 nbytes=Value(12 * n, "B"), added=Value(2 * fixed, "s"), model=MODEL[dev.backend],
-                predicted=Value(fixed if dev.on_gpu else 2 * fixed, "s"), ref=H100.name, n_ref=Value(n_ref, "count"))
+                predicted=Value(fixed if dev.on_gpu else 2 * fixed, "s"), ref=REF.name, n_ref=Value(n_ref, "count"))
     said.facts["n"] = n
     return said
 
@@ -204,8 +203,8 @@ def batch_answer(doubling, width: int, depth: int, dev):
                 peak=Value(peak, "FLOP/s"), bw=Value(bw, "B/s"), batch=Value(b, "count"),
                 split="its FP32 peak" if dev.on_gpu else f"its FP32 peak, split evenly over the {threads} of its "
                 f"{every} threads the sweep used", added=Value(2 * fixed, "s"), model=MODEL[dev.backend],
-                ref=H100.name, predicted=Value(fixed if dev.on_gpu else 2 * fixed, "s"),
-                batch_ref=Value(ov.batch_where_work_is(fixed, width, depth, H100.fp32, H100.bandwidth), "count"))
+                ref=REF.name, predicted=Value(fixed if dev.on_gpu else 2 * fixed, "s"), batch_ref=Value(
+                    ov.batch_where_work_is(fixed, width, depth, REF.peak_flops, REF.peak_bandwidth), "count"))
     said.facts.update(batch=b, fixed=fixed)
     return said
 

@@ -121,12 +121,13 @@ def checkpoint_cost(block_bytes: float, input_bytes: float, layers: int, every: 
     """Worked problem 2: memory at the backward's peak and the FLOP ratio of checkpointing every ``every`` blocks."""
     plain, kept = (checkpoint_model(block_bytes, input_bytes, layers, e) for e in (0, every))
     flops, ratio, peak = 3 * layers * 16 * batch * width ** 2, checkpoint_flop_ratio(layers, every), dev.peak_flops()
-    t, t_ref = flops / peak, flops / reference_roof().peak_flops
+    ref = reference_roof()
+    t, t_ref = flops / peak, flops / ref.peak_flops
     said = fill(CKPT, layers=str(layers), every=str(every), block=Value(block_bytes, "B"), plain=Value(plain, "B"),
                 input=Value(input_bytes, "B"), kept=Value(kept, "B"), less=Value(plain / kept, "x"),
                 flops=format_si(flops, "FLOP"), segments=str(math.ceil(layers / every)), matmuls=str(2 * layers),
                 ratio=Value(ratio, ""), peak=Value(peak, "FLOP/s"), t=Value(t, "s"), t_ck=Value(ratio * t, "s"),
-                ref_peak=Value(reference_roof().peak_flops, "FLOP/s"), t_ref=Value(t_ref, "s"),
+                ref_peak=Value(ref.peak_flops, "FLOP/s"), t_ref=Value(t_ref, "s"),
                 t_ref_ck=Value(ratio * t_ref, "s"))
     said.facts.update(ratio=ratio, seconds=t)
     return said
