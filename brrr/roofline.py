@@ -17,6 +17,8 @@ import numpy as np
 from .checks import positive as _positive
 
 COMPUTE, MEMORY, OVERHEAD = "compute-bound", "memory-bound", "overhead-bound"
+UNEXPLAINED = 2.0    # a time over twice its largest bound is explained by none of them
+UNEXPLAINED_REGIME = "explained by no bound"
 
 
 def has_spec_sheet(summary: dict) -> bool:
@@ -117,6 +119,19 @@ class Roofline:
         if self.overhead is not None and self.overhead >= max(t_math, t_mem):
             return OVERHEAD
         return COMPUTE if t_math >= t_mem else MEMORY
+
+    def judge(self, flops, nbytes, seconds=None, device_time: bool = False) -> str:
+        """The book's one rule with a measured time: :meth:`regime`, or UNEXPLAINED_REGIME where ``seconds`` are
+        over UNEXPLAINED times the largest bound. ``device_time``: the seconds are the GPU's own (a replayed row),
+        which hold no cost of issuing the call; one busy for longer than ``overhead`` hides it, so only the
+        arithmetic and the memory traffic can explain its time."""
+        work = {COMPUTE: float(self.t_math(flops)), MEMORY: float(self.t_mem(nbytes))}
+        hides = device_time and None not in (seconds, self.overhead) and seconds > self.overhead
+        if self.overhead is not None and not hides:
+            work[OVERHEAD] = self.overhead
+        if seconds is not None and seconds > UNEXPLAINED * max(work.values()):
+            return UNEXPLAINED_REGIME
+        return max(work, key=work.get) if hides else self.regime(flops, nbytes)
 
     def with_ceilings(self, **kwargs) -> "Roofline":
         """A copy with some fields replaced (``Roofline`` is plain data)."""

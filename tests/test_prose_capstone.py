@@ -81,8 +81,9 @@ def test_a_step_the_record_lacks_or_did_not_run_is_a_missing_claim_naming_it():
 @pytest.mark.parametrize("set_name", SETS)
 def test_the_record_says_which_steps_it_has_and_the_summary_follows_it(set_name):
     run = record(set_name, "capstone_steps")
-    share, missing = capstone.recorded(run)
+    share, missing, unjudged = capstone.recorded(run)
     assert sum(share.parts.values()) == share.whole == len(steps_lib.STEPS)
+    assert unjudged.record == "capstone_steps: rows"     # both records predate the rows: shares by least times
     lacks = [s.key for s in steps_lib.not_recorded(run)]
     assert (missing is None) == (not lacks) and all(k in missing.record for k in lacks)
     o = steps_lib.overall(run)
@@ -235,3 +236,51 @@ def test_the_static_text_quotes_numbers_that_recompute():
     assert {a.name for a in ANCHORS if a.gpus == 8} == {"llm.c", "modded-nanogpt"}
     f = gpt.train_flops(GPT2_SMALL, 1, 1024)
     assert "about three times a forward pass's FLOPs" in text and f["total"] == 3 * f["forward"]
+
+
+GPU_SUMMARY = {"name": "NVIDIA H100 80GB HBM3", "backend": "cuda", "peak_flops_float32": 6.7e13,
+               "peak_bandwidth": 3.35e12}
+
+
+def _row(op, flops, nbytes, seconds):
+    roof = max(flops / GPU_SUMMARY["peak_flops_float32"], nbytes / GPU_SUMMARY["peak_bandwidth"])
+    return {"op": op, "module": "gpt.h.0.mlp", "category": "matmul" if op == "addmm" else "pointwise",
+            "dtype": "float32", "calls": 1, "flops": flops, "nbytes": nbytes, "seconds": seconds,
+            "roofline_seconds": roof}
+
+
+def _steps_with_rows(rows, floor=0.0):
+    step = {"step": "eager", "label": "eager FP32", "tokens": 16, "skipped": None, "kept": True, "builds_on": None,
+            "seconds": 1e-3, "seconds_per_token": 1e-3 / 16, "tokens_per_second": 16e3, "iqr_seconds": 0.0,
+            "regime": "overhead-bound",
+            "regime_shares": {"overhead-bound": 1.0}, "rows": rows, "replay_floor_seconds": floor,
+            "profile_seconds": sum(r["seconds"] for r in rows)}
+    return Result("capstone_steps", [step], {"device": GPU_SUMMARY, "reference": False})
+
+
+def test_a_step_that_kept_its_rows_is_judged_by_chapter_7s_rule():
+    """N8-M2: a row whose work at the roof is below the call cost, but whose GPU kept busy far longer, is not
+    overhead-bound (its device time hides the call); a row that took its memory traffic's time is memory-bound."""
+    busy = _row("addmm", 2e6, 1e5, 40e-6)                 # 0.03 us of arithmetic, 40 us of GPU time
+    traffic = _row("gelu", 1e6, 3.35e7, 10e-6)            # 10 us of memory traffic at the roof
+    run = _steps_with_rows([busy, traffic])
+    judged = steps_lib.judged(run, 6.5e-6)
+    (r,) = judged.records
+    assert r["judged"] and set(r["regime_shares"]) == {claims.UNEXPLAINED_REGIME, "memory-bound"}
+    assert r["regime_shares"][claims.UNEXPLAINED_REGIME] == pytest.approx(0.8)
+    assert r["regime"] == claims.UNEXPLAINED_REGIME and run.records[0]["regime"] == "overhead-bound"   # a copy
+    assert capstone.recorded(judged)[2] is None                   # judged: nothing lacks
+    table = steps_lib.steps_table(judged).data
+    assert table.loc[0, f"time {claims.UNEXPLAINED_REGIME}"] == pytest.approx(0.8)
+    shares = capstone.step("eager")(judged)[3]
+    assert shares.parts["operators " + claims.UNEXPLAINED_REGIME] == pytest.approx(40e-6)
+
+
+def test_steps_are_judged_only_with_the_pages_call_cost_and_say_what_they_lack():
+    run = _steps_with_rows([_row("gelu", 1e6, 3.35e7, 10e-6)])
+    assert steps_lib.judged(run, None) is run and steps_lib.judged(None, 1e-6) is None
+    run.records[0]["regime_shares"] = {"memory-bound": 1.0}
+    run.records[0]["regime"] = "memory-bound"
+    assert capstone.recorded(run)[2].record == "capstone_call_cost"        # rows, but no cost to judge them by
+    del run.records[0]["rows"]
+    assert capstone.recorded(run)[2].record == "capstone_steps: rows"

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from ..roofline import Roofline
+from ..roofline import UNEXPLAINED, Roofline  # noqa: F401 (a time over twice its largest bound: here too)
 from ..timing import NOISE_LIMIT  # noqa: F401 (the one noise limit, public here too)
 
 SAME = 0.10          # two values within 10% of each other are "about the same"
 ABOVE_ROOF = 1.05    # up to 5% faster than a bound is timing noise; more is a point above the roof
-UNEXPLAINED = 2.0    # a time over twice its largest bound is explained by none of them
 MOST_SENTENCES = 5   # sentences about the page's run in one cell (and one per reference run)
 
 

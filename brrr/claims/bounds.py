@@ -4,11 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..roofline import COMPUTE, MEMORY, OVERHEAD, Roofline
-from .base import ABOVE_ROOF, UNEXPLAINED, Claim, cap, listing
+from ..roofline import COMPUTE, MEMORY, OVERHEAD, UNEXPLAINED_REGIME, Roofline
+from .base import ABOVE_ROOF, Claim, cap, listing
 from .quantity import ClaimError, agrees, finite, quantity
-
-UNEXPLAINED_REGIME = "explained by no bound"
 
 
 @dataclass
@@ -76,9 +74,8 @@ class Bound(Claim):
 class Regime(Claim):
     """Which of a call's least times is the largest by ``Roofline.regime``, the book's one rule: the arithmetic,
     the memory traffic, or (``call_cost`` known) the fixed cost of a call. Where the measured ``seconds`` are
-    over UNEXPLAINED times the largest, it says none explains the time, and gives no regime. ``device_time``:
-    the seconds are the GPU's own (a replayed row), which hold no cost of issuing the call; a GPU busy for
-    longer than that cost hides it, so only the arithmetic and the memory traffic can explain its time."""
+    over UNEXPLAINED times the largest, it says none explains the time, and gives no regime (:meth:`Roofline.judge`,
+    with ``device_time``: the seconds are the GPU's own)."""
     subject: str
     flops: float
     nbytes: float
@@ -122,10 +119,8 @@ class Regime(Claim):
 
     @property
     def outcome(self) -> str:
-        work = {k: t for k, t in self.bounds().items() if k != OVERHEAD or not self.hides_call}
-        if self.seconds is not None and self.seconds > UNEXPLAINED * max(work.values()):
-            return UNEXPLAINED_REGIME
-        return max(work, key=work.get) if self.hides_call else self.regime
+        return self.roof.with_ceilings(overhead=self.call_cost).judge(self.flops, self.nbytes, self.seconds,
+                                                                      self.device_time)
 
     def _least(self) -> str:
         what = {COMPUTE: "the arithmetic", MEMORY: "the memory traffic", OVERHEAD: "the fixed cost of a call"}

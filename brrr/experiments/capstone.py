@@ -25,7 +25,7 @@ from .. import config
 from ..mfu import mfu, mfu_column, mfu_peak, table_peak  # noqa: F401 (public here too)
 from ..device import provenance
 from ..results import Result
-from .capstone_rows import summary as profile_parts
+from .capstone_rows import judged, regime_shares, summary as profile_parts  # noqa: F401 (public here too)
 from .capstone_ridge import LINEAR_SHAPES, ridge_batch, ridge_tokens  # noqa: F401 (step 8, public here too)
 
 
@@ -86,13 +86,6 @@ def error_words(exc: Exception) -> str:
     """An exception as a record's reason: its type and the first line of its message (200 characters at most)."""
     lines = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}"
-
-
-def regime_shares(table) -> dict:
-    """{regime: share of the summed replayed time} of a profile table."""
-    from ..profiler import regime_totals
-    shares = regime_totals(table).time_share
-    return {str(k): float(v) for k, v in shares.items()}
 
 
 def _native_bf16() -> Optional[bool]:
@@ -163,8 +156,8 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
     peak, :func:`table_peak`, also in ``meta['mfu_peak']``), mfu (flops_per_second / peak_flops;
     None for a dtype that peak does not bound), counted_flops (all operators of the profile,
     :mod:`brrr.profiler.counting`), regime (the one that takes most of the profile's time),
-    regime_shares ({regime: share of time}), the profile's parts the worked problems read
-    (:func:`.capstone_rows.summary`), compile_seconds (first call of a compiled step),
+    regime_shares ({regime: share of time}), the profile's parts the worked problems read and its rows
+    (:func:`.capstone_rows.summary`; no rows for a step of :data:`COMPILED_ONLY`), compile_seconds (first call of a compiled step),
     backend, builds_on (the step whose configuration this one changed, None for the first), kept
     (whether its change stays), skipped (None, or why the step did not run; a skipped record has
     no times and is not kept). Where a profile runs out of memory the step keeps its times, its
@@ -300,6 +293,8 @@ def run_steps(quick: Optional[bool] = None, steps=STEPS, budget: Optional[float]
                        "counted_flops": float(table.flops.sum()) if table is not None else None,
                        "regime": max(shares, key=shares.get) if shares else None, "regime_shares": shares,
                        "compile_seconds": compile_seconds, **(profile_parts(table) if table is not None else {})})
+        if step.key in COMPILED_ONLY:
+            record.pop("rows", None)        # the step before's eager rows: judged there
         record["kept"] = kept is None or record["seconds_per_token"] <= kept["seconds_per_token"]
         result.records.append(record)
         if record["kept"]:

@@ -9,7 +9,7 @@ def steps_table(result, references=()):
     (builds on), how it compiled, tokens per call, time per forward pass, time per token,
     tokens per second, achieved FLOP/s, MFU against the run's one peak (named in the header) and
     each regime's share of the profiled time ('–' for a step without a profile of its own: the
-    compiled steps); each reference's time per token beside; then the chapter's steps the run's record
+    compiled steps; a column of rows no bound explains where a judged record has them, :func:`brrr.prose.capstone.judged`); each reference's time per token beside; then the chapter's steps the run's record
     lacks (:func:`not_recorded`). None for a replayed set without the run."""
     if result is None:
         return None
@@ -19,6 +19,8 @@ def steps_table(result, references=()):
     from ..units import format_rate
     from .capstone import COMPILED_ONLY, not_recorded, profiled
     mfu_header = mfu_column(result)
+    regimes = REGIME_COLUMNS + tuple(sorted({k for r in result.records for k in r.get("regime_shares") or {}}
+                                            - set(REGIME_COLUMNS)))   # a judged row no bound explains
     rows = []
     labels = {r["step"]: r["label"] for r in result.records}
     for r in result.records:
@@ -37,12 +39,12 @@ def steps_table(result, references=()):
                      mfu_header: mfu(result, r),
                      "profile": "skipped" if skipped else ("own, uncompiled" if r.get("compile") else "own") if own else
                      "not profiled (compiled)" if r["step"] in COMPILED_ONLY else "not profiled",
-                     **{f"time {k}": (r["regime_shares"].get(k, 0.0) if own else None) for k in REGIME_COLUMNS}})
+                     **{f"time {k}": (r["regime_shares"].get(k, 0.0) if own else None) for k in regimes}})
     rows += [{"step": s.label, "change": "not in this record"} for s in not_recorded(result)]
     out = pd.DataFrame(rows)
     formats = {"tokens per call": "int", "time per forward": "time", "time per token": "time",
                "tokens/s": "int", mfu_header: "percent",
-               **{f"time {k}": "percent" for k in REGIME_COLUMNS}}
+               **{f"time {k}": "percent" for k in regimes}}
     for run in references or ():
         from ..profiler.reports import short_device_name
         got = {r["step"]: (None if r.get("skipped") else r["seconds_per_token"]) for r in run.records}

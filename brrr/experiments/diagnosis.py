@@ -21,7 +21,7 @@ from ..device import provenance
 from ..results import Result
 
 
-ROW_FIELDS = ["op", "module", "category", "dtype", "flops", "nbytes", "seconds", "roofline_seconds"]
+ROW_FIELDS = ["op", "module", "category", "dtype", "calls", "flops", "nbytes", "seconds", "roofline_seconds"]
 
 
 def sizes(quick: Optional[bool] = None) -> dict:

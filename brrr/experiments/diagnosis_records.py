@@ -22,18 +22,34 @@ def row_roofline(summary: dict, flops: float, nbytes: float, roofline_seconds: f
     return Roofline(peak_flops=peak, peak_bandwidth=bw, name=summary.get("name", ""))
 
 
-def batch_profiles(result: Optional[Result]) -> list:
-    """Each batch's profile rows of :func:`brrr.experiments.batch_remedy` as a table (attrs: its device, backend and
-    replay floor), or None for a batch recorded before the records kept their rows."""
+def rows_table(result: Result, record: dict):
+    """A record's profile rows (``rows``, :data:`~brrr.experiments.diagnosis.ROW_FIELDS`) as a table, its attrs the
+    run's device, backend and the record's replay floor; None for a record made before the records kept their rows."""
     import pandas as pd
-    out = []
-    for rec in (result.records if result is not None else []):
-        t = pd.DataFrame(rec["rows"]) if rec.get("rows") else None
-        if t is not None:
-            t.attrs.update(summary=result.meta.get("device", {}), replay_floor_seconds=rec.get("replay_floor_seconds"),
-                           backend=backend(result))   # a GPU's rows are judged by their device time
-        out.append(t)
-    return out
+    if not record.get("rows"):
+        return None
+    t = pd.DataFrame(record["rows"])
+    t.attrs.update(summary=result.meta.get("device", {}), replay_floor_seconds=record.get("replay_floor_seconds"),
+                   backend=backend(result))   # a GPU's rows are judged by their device time
+    return t
+
+
+def judged(table, call_cost):
+    """``table`` (a profile) with each row's ``regime`` by the book's one rule with its time (:meth:`Roofline.judge`):
+    against its roof (:func:`row_roofline`) and ``call_cost`` (seconds), its replayed time less the replay floor, a
+    GPU's as device time. None for None."""
+    if table is None:
+        return None
+    def regime(row):
+        roof = row_roofline(table.attrs["summary"], row.flops, row.nbytes, row.roofline_seconds)
+        return roof.with_ceilings(overhead=call_cost).judge(row.flops, row.nbytes, beyond_floor(table, row),
+                                                            device_time=table.attrs.get("backend") == "cuda")
+    return table.assign(regime=[regime(r) for r in table.itertuples()])
+
+
+def batch_profiles(result: Optional[Result]) -> list:
+    """Each batch's profile rows of :func:`brrr.experiments.batch_remedy` as a table (:func:`rows_table`)."""
+    return [rows_table(result, rec) for rec in (result.records if result is not None else [])]
 
 
 def profiler_copies(train_table):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..anchors import peaks
-from ..claims import Bound, Cause, Compare, Missing, Noisy, Regime, Share, Value, fill, quantity
+from ..claims import UNEXPLAINED_REGIME, Bound, Cause, Compare, Missing, Noisy, Regime, Share, Value, fill, quantity
 from ..roofline import Roofline
 from ..experiments.capstone import (STEP_KEYS, by_step, measured, mfu, mfu_peak, not_recorded, overall, previous,
                                     profiled, regime_moves)
@@ -34,7 +34,8 @@ def _shares(r):
     if not profiled(r):
         return None
     whole = r.get("profile_seconds") or 1.0
-    parts = {f"{k} operators": v * whole for k, v in sorted(r["regime_shares"].items(), key=lambda kv: -kv[1]) if v}
+    parts = {f"operators {k}" if k == UNEXPLAINED_REGIME else f"{k} operators": v * whole
+             for k, v in sorted(r["regime_shares"].items(), key=lambda kv: -kv[1]) if v}
     return Share(whole, parts, ("" if r.get("profile_seconds") else "time ") + "its profile's operators took, "
                  + ("uncompiled and " if r.get("compile") else "") + "replayed one by one",   # the profiler replays
                  unit="s" if r.get("profile_seconds") else "%", name="regimes")                # eager operators
@@ -83,7 +84,19 @@ def recorded(run):
     return [Share(len(STEP_KEYS), {k: v for k, v in parts.items() if v}, "steps of the chapter", unit="count",
                   verb="of them", name="steps"),
             Missing(f"capstone_steps: {', '.join(s.key for s in lacks)}", "so the table lists them as not in this "
-                    "record, and their sections say so") if lacks and not run.meta.get("reference") else None]
+                    "record, and their sections say so") if lacks and not run.meta.get("reference") else None,
+            _unjudged(run, ran)]
+
+
+def _unjudged(run, ran):
+    """The Missing claim of the record a step's regime shares lacked to be judged as chapter 7 judges, or None."""
+    unjudged = [r for r in ran if profiled(r) and not r.get("judged")]
+    if not unjudged or run.meta.get("reference"):
+        return None
+    lacks = ("capstone_steps: rows", "its steps' profile rows, which only later records keep, ") \
+        if any(not r.get("rows") for r in unjudged) else ("capstone_call_cost", "")
+    return Missing(lacks[0], lacks[1] + "so each step's regime shares judge its operators by their least times "
+                   "alone, without chapter 7's check of their replayed time")
 
 
 def summary(run):

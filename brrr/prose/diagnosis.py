@@ -7,6 +7,7 @@ import numpy as np
 
 from ..claims import UNEXPLAINED_REGIME, Bound, Compare, Missing, Noisy, Regime, Share, Value, fill, say
 from ..experiments import diagnosis_records as d
+from ..experiments.diagnosis_records import judged  # noqa: F401 (chapter 7 reads it here)
 from ..profiler import PER_ELEMENT_FLOPS, phase_totals
 from ..results import Result
 from ..roofline import worked_roofs
@@ -23,12 +24,6 @@ def row_regime(t, row, call_cost) -> Regime:
                    device_time=t.attrs.get("backend") == "cuda")      # a GPU's clock holds no cost of issuing
     claim.subject += " (its time less the replay floor)" if claim.outcome == UNEXPLAINED_REGIME else ""
     return claim
-
-
-def judged(table, call_cost):
-    """``table`` (a profile) with each row's ``regime`` as :func:`row_regime` says (None for None)."""
-    return None if table is None else table.assign(
-        regime=[row_regime(table, r, call_cost).outcome for r in table.itertuples()])
 
 
 def _labels(t, call_cost, of: str, run=None) -> tuple:
