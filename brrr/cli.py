@@ -1,8 +1,9 @@
-"""The ``brrr`` command: ``brrr info``, ``brrr roofline``, ``brrr grade``.
+"""The ``brrr`` command: ``brrr info``, ``brrr roofline``, ``brrr record``, ``brrr grade``.
 
     brrr info [--json] [--refresh]               device, backend, peaks and their source, versions
     brrr roofline [--quick] [--out PNG] [--json FILE]
                                                  measure this machine's roofline and draw it
+    brrr record --check DIR                      check a record set before anything reads it
     brrr grade EXERCISE [options] -- SUBMISSION...  grade notebooks (see brrr.grade)
 
 Exit statuses are listed in ``EXIT_STATUSES`` (shown by ``brrr --help``).
@@ -170,6 +171,18 @@ def cmd_roofline(args) -> int:
     return 0
 
 
+def cmd_record(args) -> int:
+    """Check the record set in ``--check DIR`` (:mod:`brrr.record_check`): a refused set is an error naming the file
+    and the field."""
+    from .record_check import check_set
+    runs = check_set(args.check)
+    device = next(iter(runs.values())).meta["device"]
+    dates = sorted(str(r.meta["date"])[:10] for r in runs.values())
+    print(f"{args.check}: {len(runs)} records of {device['name']} ({device['backend']}), measured "
+          f"{dates[0]}{' to ' + dates[-1] if dates[-1] != dates[0] else ''}: every file checked, none refused")
+    return 0
+
+
 def cmd_grade(args) -> int:
     """Hand the arguments to brrr.grade.main (imported only now: it needs otter-grader)."""
     try:
@@ -208,6 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
     roof.add_argument("--json", metavar="FILE", help="save the measurements here as JSON (re-plot with brrr.plot)")
     roof.add_argument("--no-progress", action="store_true", help="no progress bar")
     roof.set_defaults(func=cmd_roofline)
+    record = sub.add_parser("record", help="check a record set (a folder of measurements) before it is read",
+                            description="Check a record set from anyone (brrr.record_check): plain *.json files "
+                                        "only, sizes bounded,\nschema and provenance, times and rates within the "
+                                        "device's physics.")
+    record.add_argument("--check", metavar="DIR", required=True, help="the record set's folder")
+    record.set_defaults(func=cmd_record)
     grade = sub.add_parser("grade", help="grade exercise notebooks (needs otter-grader; "
                            "brrr grade --help for its options)", add_help=False)
     grade.add_argument("rest", nargs=argparse.REMAINDER)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import config
+from .record_check import check_record, check_set
 from .results import REFERENCE_DIR, Result, record_set_folder  # noqa: F401 (REFERENCE_DIR public here too)
 
 RECORD_ENV = "BRRR_RECORD"            # folder to save live results into (the reference script sets it)
@@ -120,7 +121,7 @@ def load(name: str, backend: str = "cuda", folder=None) -> list:
     for path in sorted(base.glob(f"*/{name}.json")):
         if folder is None and is_replayed(path.parent):
             continue    # a replayed page shows that set as its own run, not beside it
-        result = Result.load(str(path))
+        result = check_record(path)
         result.meta["reference"] = True
         if backend is None or result.meta.get("device", {}).get("backend") == backend:
             runs.append(result)
@@ -142,10 +143,7 @@ def record_sets(folder=None) -> dict:
     """Every set of runs under ``folder`` (default: the shipped references):
     ``{device folder: {experiment name: Result}}``."""
     base = Path(folder) if folder is not None else REFERENCE_DIR
-    sets = {}
-    for path in sorted(base.glob("*/*.json")):
-        sets.setdefault(path.parent.name, {})[path.stem] = Result.load(str(path))
-    return sets
+    return {sub.name: check_set(sub) for sub in sorted(base.iterdir()) if sub.is_dir() and any(sub.glob("*.json"))}
 
 
 def beside(data, name: str = None) -> list:
@@ -209,8 +207,7 @@ def save(data, name: str, run_seconds: Optional[float] = None):
 
 @functools.lru_cache(maxsize=None)
 def _load_set(set_name: str) -> dict:
-    folder = record_set_folder(set_name)
-    return {path.stem: Result.load(str(path)) for path in sorted(folder.glob("*.json"))}
+    return check_set(record_set_folder(set_name))
 
 
 def replay_runs() -> dict:

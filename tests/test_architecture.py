@@ -14,7 +14,7 @@ MOST_LINES = 400
 
 FOUNDATION = {"_release", "config", "checks", "units", "arrays", "hardware", "cache", "specs", "progress",
               "tf32"}
-DEVICE = {"cpu_peaks", "device", "results"}
+DEVICE = {"cpu_peaks", "device", "results", "record_check"}
 MEASURING = {"clocks", "timing", "kernel_source", "kernels", "roofline", "mfu", "recompute_model"}
 PRESENTATION = {"plot", "claims", "prose", "widgets", "book"}
 ENTRY_POINTS = {"cli", "grade", "__main__"}
