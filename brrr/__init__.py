@@ -15,7 +15,8 @@ from .results import Result
 from . import specs
 
 _LAZY = {"kernels", "experiments", "plot", "widgets", "intensity", "models", "profiler", "transformer", "cli",
-         "grade", "book", "prose", "claims", "reference", "progress", "results", "anchors"}
+         "grade", "book", "prose", "claims", "reference", "progress", "results", "anchors", "registry",
+         "headlines"}
 
 
 def __getattr__(name):

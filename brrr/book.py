@@ -147,6 +147,24 @@ def _replayed_sentence(dev) -> str:
             "at the top of the page) to measure your own GPU.")
 
 
+def _older_records(chapter: int) -> tuple:
+    """(sentence, names) of the replayed run's records of ``chapter`` that predate their experiment's present form
+    (:meth:`brrr.registry.Measurement.lacks`); ('', []) where none does."""
+    from .reference import replay_runs
+    from .registry import registry
+    runs = replay_runs()
+    older = [(m.name, m.lacks(runs[m.name])) for m in registry().values()
+             if m.chapter == f"{chapter:02d}" and m.name in runs]
+    older = [(name, fields) for name, fields in older if fields]
+    if not older:
+        return "", []
+    listed = "; ".join(f"`{name}` lacks " + ", ".join(f"`{f.rsplit('.', 1)[-1]}`" for f in fields)
+                       for name, fields in older)
+    return (f"**{len(older)} of the records this page replays predate their experiment's present form** ({listed}). "
+            "What this page says and draws follows those records, not today's experiments, and `brrr record` on "
+            "that device measures them again."), [name for name, _ in older]
+
+
 def intro(chapter: int, dev=None) -> Said:
     """The opening note of chapter ``chapter``: the live device, its roofs, the reference GPUs,
     and in quick mode a banner saying which numbers not to trust."""
@@ -155,8 +173,10 @@ def intro(chapter: int, dev=None) -> Said:
     dev = dev or device()
     quick = config.quick_mode()
     if dev.replayed:
-        text = _replayed_sentence(dev) + " " + _references_sentence(chapter)
-        return Said(text, facts={"device": dev.name, "backend": dev.backend, "quick": quick, "replayed": True})
+        older, names = _older_records(chapter)
+        text = _replayed_sentence(dev) + " " + _references_sentence(chapter) + (f"\n\n{older}" if older else "")
+        return Said(text, facts={"device": dev.name, "backend": dev.backend, "quick": quick, "replayed": True,
+                                 "older_records": names})
     text = f"**Measured on this page:** {dev.name}, {_where(dev)} " + _references_sentence(chapter)
     note = "" if dev.on_gpu else cache_note()
     if note:

@@ -3,6 +3,8 @@
     brrr info [--json] [--refresh]               device, backend, peaks and their source, versions
     brrr roofline [--quick] [--out PNG] [--json FILE]
                                                  measure this machine's roofline and draw it
+    brrr record [--out DIR] [--chapters NN...] [--quick]
+                                                 make every measurement of the book here, into one set
     brrr record --check DIR                      check a record set before anything reads it
     brrr grade EXERCISE [options] -- SUBMISSION...  grade notebooks (see brrr.grade)
 
@@ -113,9 +115,9 @@ def cmd_info(args) -> int:
     return 0
 
 
-def _fail(message: str):
+def _fail(message: str, command: str = "roofline"):
     """Exit like argparse does on bad arguments: usage-style message, status 2."""
-    print(f"brrr roofline: error: {message}", file=sys.stderr)
+    print(f"brrr {command}: error: {message}", file=sys.stderr)
     raise SystemExit(2)
 
 
@@ -172,15 +174,30 @@ def cmd_roofline(args) -> int:
 
 
 def cmd_record(args) -> int:
-    """Check the record set in ``--check DIR`` (:mod:`brrr.record_check`): a refused set is an error naming the file
-    and the field."""
-    from .record_check import check_set
-    runs = check_set(args.check)
-    device = next(iter(runs.values())).meta["device"]
-    dates = sorted(str(r.meta["date"])[:10] for r in runs.values())
-    print(f"{args.check}: {len(runs)} records of {device['name']} ({device['backend']}), measured "
-          f"{dates[0]}{' to ' + dates[-1] if dates[-1] != dates[0] else ''}: every file checked, none refused")
-    return 0
+    """Record every measurement of the book on this machine (:mod:`brrr.registry.record`), or with ``--check DIR``
+    check a record set (:mod:`brrr.record_check`): a refused set is an error naming the file and the field."""
+    if args.check:
+        from .record_check import check_set
+        runs = check_set(args.check)
+        device = next(iter(runs.values())).meta["device"]
+        dates = sorted(str(r.meta["date"])[:10] for r in runs.values())
+        print(f"{args.check}: {len(runs)} records of {device['name']} ({device['backend']}), measured "
+              f"{dates[0]}{' to ' + dates[-1] if dates[-1] != dates[0] else ''}: every file checked, none refused")
+        return 0
+    from . import config
+    if args.quick:
+        os.environ["BRRR_QUICK"] = "1"   # before anything reads it, for this process
+        config.reread()
+    from .device import device
+    from .reference import REFERENCE_DIR
+    from .registry.record import record, slug
+    out = os.path.abspath(args.out or slug(device().name))
+    if config.quick_mode() and os.path.dirname(out) == os.path.abspath(REFERENCE_DIR):
+        _fail("the shipped reference sets are full-size measurements: pass --out another folder in quick mode",
+              "record")
+    command = ("BRRR_QUICK=1 " if config.quick_mode() and not args.quick else "") + "brrr " + " ".join(args.argv)
+    outcome = record(out, args.chapters, command=command)
+    return 1 if "failed" in outcome.values() else 0
 
 
 def cmd_grade(args) -> int:
@@ -221,11 +238,17 @@ def build_parser() -> argparse.ArgumentParser:
     roof.add_argument("--json", metavar="FILE", help="save the measurements here as JSON (re-plot with brrr.plot)")
     roof.add_argument("--no-progress", action="store_true", help="no progress bar")
     roof.set_defaults(func=cmd_roofline)
-    record = sub.add_parser("record", help="check a record set (a folder of measurements) before it is read",
-                            description="Check a record set from anyone (brrr.record_check): plain *.json files "
-                                        "only, sizes bounded,\nschema and provenance, times and rates within the "
-                                        "device's physics.")
-    record.add_argument("--check", metavar="DIR", required=True, help="the record set's folder")
+    record = sub.add_parser("record", help="make every measurement of the book here, into one record set; or "
+                            "check a record set", description="Make every measurement of the book (brrr.registry) on "
+                            "this machine, one process, no notebook,\ninto a record set the book can replay "
+                            "(BRRR_REPLAY=DIR). With --check, check a record set\nfrom anyone: plain *.json files "
+                            "only, sizes bounded, schema and provenance, times and\nrates within the device's "
+                            "physics.", formatter_class=argparse.RawDescriptionHelpFormatter)
+    record.add_argument("--out", metavar="DIR", help="the record set's folder (default: the device's name, "
+                        "e.g. ./nvidia-h200); records already there are kept, so a cut run resumes")
+    record.add_argument("--chapters", nargs="+", metavar="NN", help="only these chapters, e.g. 01 08")
+    record.add_argument("--quick", action="store_true", help="quick mode: small sizes, short budgets")
+    record.add_argument("--check", metavar="DIR", help="record nothing: check the record set in DIR")
     record.set_defaults(func=cmd_record)
     grade = sub.add_parser("grade", help="grade exercise notebooks (needs otter-grader; "
                            "brrr grade --help for its options)", add_help=False)

@@ -295,3 +295,14 @@ def trace_rows(model, x) -> list:
 def uncounted(rows) -> dict:
     """``{op name: calls}`` of the rows no convention could count, most frequent first."""
     return dict(Counter(r["op"] for r in rows if r["category"] == "uncounted").most_common())
+
+
+def linear(rows: int, n: int) -> tuple:
+    """(FLOPs, bytes) of ``x @ W`` in float32 with W n x n on ``rows`` rows: x, W and the output once each."""
+    return 2 * rows * n * n, 4 * (2 * rows * n + n * n)
+
+
+def ridge_rows(n: int, ridge: float):
+    """The fewest rows from which ``x @ W`` (W n x n, float32) reaches ``ridge``: 2Bn² / (4(2Bn + n²)) >= ridge,
+    so B >= 2 ridge n / (n - 4 ridge); None where no batch does (n <= 4 ridge)."""
+    return math.ceil(2 * ridge * n / (n - 4 * ridge)) if n > 4 * ridge else None

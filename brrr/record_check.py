@@ -1,12 +1,18 @@
 """A record set is data from a stranger: :func:`check_set` reads one only after checking it, and refuses it with
 an error naming the file and the field (:class:`RecordSetError`) where anything is off.
 
-It checks, in order: the folder holds plain ``<experiment>.json`` files only (no symbolic link, no folder), each at
-most MAX_FILE_BYTES and all at most MAX_SET_BYTES; each file is JSON a :class:`~brrr.results.Result` reads, named as
-its file; its provenance (device, date, versions, command) is there; every time (a field ``seconds``,
-``*_seconds``, or a Timing's ``samples`` and ``floor``: one, a list or a dict of them) is a finite number of at least zero, or null; every rate is within RATE_MARGIN of the device's
-spec (``gflops``, ``flops_per_second``, a Timing's fastest call: FLOP/s against its highest FLOP peak; B/s against its DRAM bandwidth where the bytes outgrow its last-level
-cache); a GPU's summary claims no peak above its datasheet's; and every record is of one device.
+It checks, in order:
+
+* the folder holds plain files only (no symbolic link, no folder; a file not named ``*.json`` is never read), each
+  ``<experiment>.json`` at most MAX_FILE_BYTES and all of them at most MAX_SET_BYTES;
+* each is JSON a :class:`~brrr.results.Result` reads, named as its file, with its provenance (device, date,
+  versions, command);
+* every time (a field ``seconds`` or ``*_seconds``, a Timing's ``samples`` and ``floor``: one, a list or a dict of
+  them) is a finite number of seconds of at least zero, or null;
+* every rate is within RATE_MARGIN of the device's spec: FLOP/s (``gflops``, ``flops_per_second``, a Timing's
+  fastest call) against its highest FLOP peak, B/s against its DRAM bandwidth where the bytes outgrow its
+  last-level cache; a GPU's summary claims no peak above its datasheet's;
+* every record is of one device.
 """
 from __future__ import annotations
 
@@ -47,6 +53,8 @@ def check_set(folder) -> dict:
             raise RecordSetError(path, "file", "is a symbolic link; a record set holds plain files only")
         if not entry.is_file(follow_symlinks=False):
             raise RecordSetError(path, "file", "is not a plain file; a record set holds plain files only")
+        if not entry.name.endswith(".json"):
+            continue                # a note beside the records (README, SOURCE): never read
         if not NAME.fullmatch(entry.name):
             raise RecordSetError(path, "file name", "is not <experiment>.json (letters, digits, '_', '.', '-')")
         size = entry.stat(follow_symlinks=False).st_size

@@ -4,16 +4,11 @@ A reader without a GPU (or reading the published HTML, built on a CPU) still
 sees what a chapter teaches: every measured figure draws, beside the live run,
 the same experiment from the reference devices, in grey and labelled with the
 device and the date. The runs are brrr :class:`~brrr.Result` files in
-``brrr/data/reference/<device>/<experiment>.json``, made by executing the
-chapters themselves on that device::
-
-    python scripts/make_reference.py        # every chapter, full size; see its docstring
-
-That script sets ``BRRR_RECORD`` to the device's folder, and every
-:func:`measure` call in a chapter then saves the live result it returns under
-its experiment's name, with the provenance the Result carries (device, date,
-library versions) and the command. So a reference is, by construction, the same
-call with the same arguments as the chapter's live run.
+``brrr/data/reference/<device>/<experiment>.json``, made on that device by ``brrr record``
+(:mod:`brrr.registry.record`), which runs every measurement declared in :mod:`brrr.registry`
+and saves each with the provenance the Result carries (device, date, library versions) and
+the command. A chapter runs the same recipe by name (:func:`measure`), so a reference is, by
+construction, the same measurement with the same arguments as the chapter's live run.
 
 Every measured number of a chapter goes through :func:`measure`, which runs the
 measurement (live) or returns its record from a set (replayed, ``BRRR_REPLAY=<set>``):
@@ -35,7 +30,7 @@ from . import config
 from .record_check import check_record, check_set
 from .results import REFERENCE_DIR, Result, record_set_folder  # noqa: F401 (REFERENCE_DIR public here too)
 
-RECORD_ENV = "BRRR_RECORD"            # folder to save live results into (the reference script sets it)
+RECORD_ENV = "BRRR_RECORD"            # a folder to save a live kernel's measurements into, as brrr record does
 COMMAND_ENV = "BRRR_RECORD_COMMAND"   # the command that made them, for the provenance
 
 
@@ -161,18 +156,21 @@ def beside(data, name: str = None) -> list:
 
 # --- measure: live, recorded or replayed -------------------------------------------------
 
-def measure(name: str, fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``, a chapter's measurement named ``name``.
+def measure(name: str, fn=None, *args, **kwargs):
+    """Measurement ``name`` of a chapter: its recipe in :mod:`brrr.registry` (``fn`` None), or ``fn(*args, **kwargs)``.
 
-    Live: runs it and returns what it returns; where ``BRRR_RECORD`` names a folder (the
-    reference script sets it), also saves it there as ``<name>.json`` with its provenance.
-    Replayed (``BRRR_REPLAY`` names a record set): never runs ``fn``, and returns that set's
-    record of ``name`` as ``fn`` returned it (:func:`as_data`), no longer marked as a reference
+    Live: runs it and returns what it returns; where ``BRRR_RECORD`` names a folder, also saves it there as
+    ``<name>.json`` with its provenance. The process's :func:`brrr.registry.context` keeps it, for a later recipe
+    that reads it.
+    Replayed (``BRRR_REPLAY`` names a record set): never runs it, and returns that set's
+    record of ``name`` as it was returned (:func:`as_data`), no longer marked as a reference
     (it is the page's own run); where the set has none, says so on the page and returns None.
     """
     _check_name(name)
-    if not callable(fn):
+    if fn is not None and not callable(fn):
         raise TypeError(f"fn must be callable (the measurement to run), got {type(fn).__name__}")
+    if fn is None and (args or kwargs):
+        raise TypeError(f"measure({name!r}) runs its recipe in brrr.registry, which takes no arguments")
     if config.replay_set():
         record = replay_runs().get(name)
         if record is None:
@@ -180,25 +178,31 @@ def measure(name: str, fn, *args, **kwargs):
             return None
         # the page's own run, drawn and named as a live run is (the banner says it is replayed)
         return as_data(Result(record.name, list(record.records), {**record.meta, "reference": False}))
+    from . import registry
+    ctx = registry.context()
+    recipe = registry.lookup(name).run if fn is None else None
     started = time.perf_counter()
-    data = fn(*args, **kwargs)
+    data = recipe(ctx) if recipe else fn(*args, **kwargs)
     save(data, name, run_seconds=time.perf_counter() - started)
+    ctx.done[name] = data
     return data
 
 
-def save(data, name: str, run_seconds: Optional[float] = None):
-    """Save ``data`` as ``<name>.json`` in the folder ``BRRR_RECORD`` names, marked as a
-    reference run with the command that made it (nothing when it is unset or ``data`` is None).
+def save(data, name: str, run_seconds: Optional[float] = None, folder=None, command: Optional[str] = None,
+         **extra):
+    """Save ``data`` as ``<name>.json`` in ``folder`` (default: the folder ``BRRR_RECORD`` names), marked as a
+    reference run with the command that made it (nothing when there is no folder or ``data`` is None).
     ``run_seconds``: wall-clock seconds the measurement took, warm-up and compiling included
-    (``meta['run_seconds']``: where a chapter's time goes)."""
-    folder = os.environ.get(RECORD_ENV, "").strip()
+    (``meta['run_seconds']``: where a chapter's time goes). ``extra``: more provenance for ``meta`` (the commit)."""
+    folder = str(folder or os.environ.get(RECORD_ENV, "")).strip()
     if not folder or data is None:
         return
     result = as_result(data, name)
     saved = Result(name=name, records=result.records, meta=dict(result.meta))
-    saved.meta.update(reference=True, command=os.environ.get(COMMAND_ENV, "python scripts/make_reference.py"))
+    saved.meta.update(reference=True, command=command or os.environ.get(COMMAND_ENV, "brrr.reference.measure"))
     if run_seconds is not None:
         saved.meta["run_seconds"] = round(run_seconds, 3)
+    saved.meta.update({k: v for k, v in extra.items() if v is not None})
     os.makedirs(folder, exist_ok=True)
     saved.to_json(os.path.join(folder, f"{name}.json"))
 

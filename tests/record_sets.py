@@ -1,9 +1,9 @@
 """The shipped record sets the prose tests render every chapter's sentences from.
 
 * ``brrr/data/reference/<device>/``: the reference runs brrr ships (full size: the GPUs
-  and the CPU that builds the book), made by ``python scripts/make_reference.py``;
-* ``tests/data/records/quick/<device>/``: the same chapters in quick mode, made by
-  ``BRRR_QUICK=1 python scripts/make_reference.py --out tests/data/records/quick``.
+  and the CPU that builds the book), made by ``brrr record`` (or, before it, by executing the chapters);
+* ``tests/data/records/quick/<device>/``: every measurement in quick mode, made by
+  ``brrr record --quick --out tests/data/records/quick/<device>``.
 
 Each set maps an experiment name (the name a chapter passes to ``brrr.reference.beside``)
 to its Result. A prose test takes every set that holds the experiments it needs, uses

@@ -146,3 +146,11 @@ def test_no_sentence_module_imports_another_ones_private_names(dotted):
     """A private helper shared across modules is a boundary drawn in the wrong place (the prose audit
     found 33 of them): what several modules say goes through the claims' public vocabulary."""
     assert not _private_imports(dotted), f"{dotted} imports {_private_imports(dotted)}: make them public or move them"
+
+
+def test_the_registry_makes_measurements_without_the_presentation():
+    """brrr record runs every recipe with no page: a recipe takes a worked problem's size from the experiments'
+    arithmetic, which the answer's sentence uses too, never from the sentence."""
+    for dotted in MODULES:
+        if _unit(dotted) == "registry":
+            assert not _imports(dotted) & PRESENTATION, f"{dotted} imports {sorted(_imports(dotted) & PRESENTATION)}"

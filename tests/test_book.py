@@ -380,7 +380,7 @@ def test_reference_page_lists_and_draws_the_shipped_runs(book):
     soup = _soup(_page(book, "book/reference_measurements"))
     assert not soup.select(".output.traceback")
     text = soup.get_text()
-    assert "make_reference.py" in text and "BRRR_RECORD" in text
+    assert "brrr record --out" in text and "brrr.reference.measure(name)" in text
     from brrr import reference
     for runs in reference.record_sets().values():
         name = next(iter(runs.values())).meta["device"]["name"]

@@ -122,12 +122,14 @@ def test_a_symbolic_link_out_of_the_folder_is_refused(copy, tmp_path):
     _refused(copy, "async_demo.json", "file")
 
 
-def test_a_folder_or_another_file_in_the_set_is_refused(copy):
+def test_a_folder_in_the_set_or_a_strange_record_name_is_refused_and_a_note_is_left_unread(copy):
     (copy / "nested").mkdir()
     _refused(copy, "nested", "file")
     (copy / "nested").rmdir()
-    (copy / "notes.txt").write_text("hello")
-    _refused(copy, "notes.txt", "file name")
+    (copy / "README.md").write_text("measured on a quiet machine")
+    assert sorted(check_set(copy)) == ["bandwidth_vs_size", "call_overhead", "measure_roofline"]
+    (copy / "two words.json").write_text("{}")
+    _refused(copy, "two words.json", "file name")
 
 
 def test_the_replayed_book_refuses_a_bad_set(copy, monkeypatch):

@@ -241,6 +241,13 @@ def test_wheel_works_in_a_clean_venv_with_colab_versions(dist, tmp_path):
     assert run(env_dir / "bin" / "brrr", "--version").strip() == f"brrr {_release.VERSION}"
     info = json.loads(run(env_dir / "bin" / "brrr", "info", "--json"))
     assert info["backend"] == "cpu" and info["peak_bandwidth_bytes_per_s"] > 0
+    recorded = subprocess.run([str(env_dir / "bin" / "brrr"), "record", "--quick", "--chapters", "01", "--out",
+                               "my-cpu"], cwd=outside, env=env, capture_output=True, text=True, timeout=600)
+    failed = [line for line in recorded.stdout.splitlines() if ": failed, " in line]   # those that need torch
+    assert recorded.returncode == (1 if failed else 0) and all("torch" in line for line in failed), \
+        recorded.stdout[-2000:] + recorded.stderr[-2000:]
+    assert "coverage:" in recorded.stdout and (outside / "my-cpu" / "matmul_vs_size.json").exists()
+    assert "none refused" in run(env_dir / "bin" / "brrr", "record", "--check", "my-cpu")
     script = """
 import json, os, sys
 import numpy as np, ipywidgets, brrr

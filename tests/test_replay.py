@@ -143,6 +143,17 @@ def test_every_chapter_measurement_goes_through_measure():
         assert names and len(names) == len(set(names)), f"{path.name} measures one name twice"
 
 
+def test_the_readme_states_the_published_runs_coverage():
+    """The README says how much of the book the published run holds, and it is true of the newest GPU set."""
+    from brrr import registry
+    newest = reference.record_sets()[reference.newest_gpu_set()]
+    declared = registry.registry()
+    held = sum(1 for name in declared if name in newest)
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert f"it holds {held} of the {len(declared)} measurements the chapters make today" in text or \
+        (held == len(declared) and "every page is the H200's measurements replayed" in text)
+
+
 def test_the_coverage_script_lists_what_a_set_lacks():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "replay_coverage.py"), GPU_SET or "amd-epyc-2-threads"],
                          capture_output=True, text=True, check=True).stdout

@@ -102,6 +102,11 @@ def cap_length(roof: Roofline, op: str = "mul", backend: str = "cuda", dtype="fl
     return math.ceil(crossover_k(roof, op, dtype, at_ceiling=True, backend=backend))
 
 
+def past_cap(roof: Roofline, op: str = "mul", backend: str = "cuda") -> int:
+    """Twice :func:`cap_length`: the fused chain chapter 4's worked problems 2 and 3 time, well past the cap."""
+    return 2 * cap_length(roof, op, backend)
+
+
 def default_ks(quick=None, sweep: str = "kernels") -> tuple:
     """Chain lengths for a sweep: 'kernels' 1, 2, 4, ..., 128 (quick mode: 1, 2, 4, 16, 64);
     'torch_compile' 1 to 64 (quick: 1, 4, 16), since each k costs a compilation; 'cos' 1 to 64

@@ -33,7 +33,7 @@ from .wallclock import (LIBRARIES, available_libraries, elementwise, limit_torch
                         wall_time_per_call)
 from .overhead_calls import PYTHON_OPS, call_overhead, call_table, python_ops_per_second
 from .overhead_batch import (FELL, batch_peaks, batch_table, batch_verdict, batch_where_work_is, double_the_batch,
-                             largest_fall, mlp_factory, mlp_work)
+                             largest_fall, mlp_factory, mlp_work, worked_batch)
 from .overhead_async import ASYNC_N, async_demo, reduce_overhead_demo
 
 __all__ = ["LIBRARIES", "OPS", "FIXED_COST_SIZES", "PER_ELEMENT_SIZES", "PYTHON_OPS", "ASYNC_N",
@@ -41,7 +41,7 @@ __all__ = ["LIBRARIES", "OPS", "FIXED_COST_SIZES", "PER_ELEMENT_SIZES", "PYTHON_
            "time_vs_size", "fit_overhead", "fit_overheads", "crossover_tests", "fit_table", "call_of",
            "call_overhead", "call_table", "python_ops_per_second", "async_demo", "reduce_overhead_demo",
            "double_the_batch", "batch_verdict", "batch_table", "mlp_factory", "mlp_work", "batch_where_work_is",
-           "batch_peaks", "largest_fall", "nearest", "FELL"]
+           "batch_peaks", "largest_fall", "nearest", "FELL", "worked_batch", "crossover_elements", "add_seconds"]
 
 OPS = ("add", "mul", "cos")
 FIXED_COST_SIZES = 5    # the fixed cost of a call: median time of the sweep's 5 smallest sizes
@@ -208,6 +208,12 @@ def nearest(result: Result, size: float, library: Optional[str] = None) -> tuple
         return None
     rows = [(r["size"], r["seconds"]) for r in result.records if library is None or r.get("library") == library]
     return min(rows, key=lambda p: abs(math.log(p[0] / size)))
+
+
+def crossover_elements(fixed: float, bandwidth: float) -> int:
+    """The elements of a float32 add (12 bytes each: two read, one written) whose bytes take ``fixed`` seconds at
+    ``bandwidth`` (B/s): where the work catches up with the fixed cost of a call (chapter 3's worked problem 2)."""
+    return max(1, round(fixed * bandwidth / 12))
 
 
 def add_seconds(library: str, elements: int) -> float:

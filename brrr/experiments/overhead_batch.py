@@ -127,6 +127,14 @@ def batch_where_work_is(seconds: float, width: int, depth: int, peak_flops: floa
     return max(2, round(min(seconds / per_sample, (seconds * bandwidth - weights) / acts)))
 
 
+def worked_batch(result: Result, width: int, depth: int) -> int:
+    """Chapter 3's worked problem 3: the batch whose work at the run's peaks (:func:`batch_peaks`) takes the sweep's
+    least time per call (:func:`batch_where_work_is`)."""
+    peak, bandwidth, _, _ = batch_peaks(result)
+    least = min(r["seconds"] for r in result.records)
+    return batch_where_work_is(least, width, depth, peak, bandwidth)
+
+
 def batch_peaks(result: Result) -> tuple:
     """(FLOP/s, bytes/s, threads, all threads) at which a :func:`double_the_batch` run's MLP works by
     the roofline: its device's FP32 peak and bandwidth, on a CPU the peak split evenly over the

@@ -6,7 +6,7 @@ import math
 
 from ..claims import Bound, Compare, Noisy, Regime, Value, fill, say
 from ..experiments.fusion_epilogue import epilogue_bounds
-from ..experiments.fusion_model import cap_length, ceiling_roof, crossover_k
+from ..experiments.fusion_model import cap_length, ceiling_roof, crossover_k, past_cap
 from ..fusion_tables import OP_NAMES, chain_pairs, fusers_of, least_seconds
 from ..kernel_source import peak_share
 from ..roofline import Roofline, has_spec_sheet, reference_roof
@@ -161,7 +161,7 @@ def cap(n: int, dev, op: str = "mul"):
     here, ref = Roofline.from_device(dev), reference_roof()
     (top, k_cap), (ref_top, ref_cap) = ((ceiling_roof(r, op, b), cap_length(r, op, b))
                                         for r, b in ((here, dev.backend), (ref, "cuda")))
-    k, rate = 2 * k_cap, Value(top.peak_flops, "FLOP/s")
+    k, rate = past_cap(here, op, dev.backend), Value(top.peak_flops, "FLOP/s")
 
     def regime(roof, where):
         return Regime(f"a fused chain of {k} {OP_NAMES[op]} on {n:,} elements {where}", (1 + (op == "ffma")) * k * n,

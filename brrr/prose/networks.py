@@ -4,9 +4,8 @@ worked answers' templates. The paper's tables come out the same on every device:
 Markdown, and ``tests/test_prose_networks.py`` recomputes every number it quotes."""
 from __future__ import annotations
 
-import math
-
 from ..claims import Bound, Compare, Missing, Noisy, Regime, Share, Value, fill
+from ..intensity_count import linear, ridge_rows  # noqa: F401 (ridge_rows: public here too)
 from ..intensity_paper import conv_intensity
 from ..intensity_predict import least_bytes, least_seconds
 from ..roofline import Roofline, has_spec_sheet, worked_roofs
@@ -93,17 +92,6 @@ reach (the check below times it).
 
 On the reference {ref}, whose ridge is {ref_ridge}, the fewest rows that reach it are {ref_batch}: a ridge is the
 peak FLOP/s over the peak bandwidth, and either can move it. {peaks} {bandwidths}"""
-
-
-def linear(rows: int, n: int) -> tuple:
-    """(FLOPs, bytes) of ``x @ W`` in float32 with W n x n on ``rows`` rows: x, W and the output once each."""
-    return 2 * rows * n * n, 4 * (2 * rows * n + n * n)
-
-
-def ridge_rows(n: int, ridge: float):
-    """The fewest rows from which ``x @ W`` (W n x n, float32) reaches ``ridge``: 2Bn² / (4(2Bn + n²)) >= ridge,
-    so B >= 2 ridge n / (n - 4 ridge); None where no batch does (n <= 4 ridge)."""
-    return math.ceil(2 * ridge * n / (n - 4 * ridge)) if n > 4 * ridge else None
 
 
 def ridge_answer(n: int, dev):

@@ -183,7 +183,7 @@ def crossover_answer(fits: dict, lib: str, dev):
     if lib not in fits:
         return fill("{m}", m=Missing("time_vs_size", UNANSWERED))
     fixed = fits[lib]["overhead"]
-    n, n_ref = (max(1, round(fixed * bw / 12)) for bw in (dev.peak_bandwidth, REF.peak_bandwidth))
+    n, n_ref = (ov.crossover_elements(fixed, bw) for bw in (dev.peak_bandwidth, REF.peak_bandwidth))
     said = fill(CROSS, bw=Value(dev.peak_bandwidth, "B/s"), fixed=Value(fixed, "s"), n=Value(n, "count"),
                 nbytes=Value(12 * n, "B"), added=Value(2 * fixed, "s"), model=MODEL[dev.backend],
                 predicted=Value(fixed if dev.on_gpu else 2 * fixed, "s"), ref=REF.name, n_ref=Value(n_ref, "count"))
@@ -197,7 +197,7 @@ def batch_answer(doubling, width: int, depth: int, dev):
         return fill("{m}", m=Missing("double_the_batch", UNANSWERED))
     peak, bw, threads, every = ov.batch_peaks(doubling)
     least = min(doubling.records, key=lambda r: r["seconds"])
-    fixed, b = least["seconds"], ov.batch_where_work_is(least["seconds"], width, depth, peak, bw)
+    fixed, b = least["seconds"], ov.worked_batch(doubling, width, depth)
     said = fill(BATCH, depth=depth, width=width, flops=Value(2 * depth * width ** 2, "count"),
                 acts=Value(16 * depth * width, "B"), fixed=Value(fixed, "s"), at=Value(least["size"], "count"),
                 peak=Value(peak, "FLOP/s"), bw=Value(bw, "B/s"), batch=Value(b, "count"),
