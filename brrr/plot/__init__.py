@@ -36,6 +36,7 @@ from .trace import trace_timeline  # noqa: F401 - a torch.profiler trace as a ti
 from .capstone import capstone_steps  # noqa: F401 - chapter 8: a model taken step by step
 from .latency import bandwidth_vs_parallelism  # noqa: F401 - chapter 2: bandwidth against threads or blocks
 from .networks import network_predictions  # noqa: F401 - chapter 6: networks, predicted and measured
+from .headlines import headlines  # noqa: F401 - the appendix: every record set's headline numbers
 from . import diagrams
 
 
