@@ -118,7 +118,7 @@ def test_chapter_experiments_match_the_chapters_beside_calls():
         assert len(calls) == len(own), (path.name, calls, own)
         assert set(named) <= set(own), (path.name, named, own)
     listed = {name for names in book.CHAPTER_EXPERIMENTS.values() for name in names}
-    assert {"capstone_steps", "worked_forward_small", "capstone_call_cost"} <= measured     # the pattern finds them
+    assert {"capstone_steps", "worked_forward_ridge", "capstone_call_cost"} <= measured     # the pattern finds them
     for runs in reference.record_sets().values():
         assert set(runs) <= listed | measured, set(runs) - listed - measured
 

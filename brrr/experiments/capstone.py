@@ -312,6 +312,13 @@ def by_step(result) -> dict:
     return {r["step"]: r for r in result.records}
 
 
+def step_seconds(result, key: str) -> Optional[float]:
+    """Median seconds of one call of step ``key`` in a run of :func:`run_steps`; None without a run, or where the
+    step did not run."""
+    record = None if result is None else by_step(result).get(key)
+    return None if record is None or record.get("skipped") else record["seconds"]
+
+
 def previous(result, key: str) -> Optional[dict]:
     """The record of the configuration step ``key`` changed (its ``builds_on``; in a record without
     that field, the last step before it that ran), or None for the first step."""

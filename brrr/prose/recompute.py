@@ -10,10 +10,10 @@ from ..experiments.recompute_checkpoint import checkpoint_model, late_peak, step
 from ..experiments.recompute_compiled import step_bytes
 from ..profiler.counting import PER_ELEMENT_FLOPS
 from ..recompute_model import checkpoint_flop_ratio
+from ..registry.chapter_05 import CHECKPOINT_EVERY as WORKED_EVERY   # Worked problem 2's segment length
 from ..roofline import Roofline, has_spec_sheet, reference_roof
 from ..units import format_si
 
-WORKED_EVERY = 4    # Worked problem 2's segment length, whose row of the sweep checks its answer
 
 
 def block_claims(input_bytes: int, layers: int):
@@ -89,13 +89,35 @@ def compiled_claims(run) -> list:
                                               rates[1].measured, unit="B/s", name="rate")]
 
 
+def _times(t) -> tuple:
+    """(fastest, IQR, median) seconds of a Timing or of a sweep's record (its ``min_seconds``, ``iqr_seconds``,
+    ``seconds``)."""
+    if isinstance(t, dict):
+        return t["min_seconds"], t["iqr_seconds"], t["seconds"]
+    return t.min, t.iqr, t.median
+
+
 def ratio_check(plain, checkpointed, ratio: float, least: float, record: str, what: str):
-    """A worked problem measured: the step-time ratio (fastest samples) against the answer's; the plain step's bound."""
-    return say(lambda t: [Compare(f"the checkpointed {what}'s time over the plain one's", t[1].min / t[0].min,
-                                  "the answer's ratio", ratio, unit="x"),
-                          Bound(f"the plain {what}", t[0].min, least, "the roofline"),
-                          Noisy(f"the plain {what}", t[0].iqr, t[0].median)],
-               None if plain is None or checkpointed is None else (plain, checkpointed), record=record)
+    """A worked problem measured: the step-time ratio (fastest samples) against the answer's; the plain step's bound.
+    ``plain``, ``checkpointed``: Timings, or a sweep's records."""
+    def claims_of(pair):
+        (fast, iqr, median), (fast_ck, _, _) = (_times(t) for t in pair)
+        return [Compare(f"the checkpointed {what}'s time over the plain one's", fast_ck / fast,
+                        "the answer's ratio", ratio, unit="x"),
+                Bound(f"the plain {what}", fast, least, "the roofline"),
+                Noisy(f"the plain {what}", iqr, median)]
+    return say(claims_of, None if plain is None or checkpointed is None else (plain, checkpointed), record=record)
+
+
+def sweep_check(run, every: int, ratio: float, least: float):
+    """Worked problem 2 measured by the checkpoint sweep's plain step and its step with segments of ``every``."""
+    rows = {} if run is None else sweep_rows(run)
+    if run is not None and (every not in rows or 0 not in rows):
+        return say(lambda _: [Missing(f"checkpoint_sweep: every={every}", "so the answer is not checked here")], run)
+    if run is not None and any(rows[e].get("min_seconds") is None for e in (0, every)):
+        return say(lambda _: [Missing("checkpoint_sweep: min_seconds", "its fastest samples, which only later records "
+                                      "keep, so the answer is not checked here")], run)
+    return ratio_check(rows.get(0), rows.get(every), ratio, least, "checkpoint_sweep", "step")
 
 
 CKPT = ("Plainly, all {layers} blocks keep their activations, {layers} × {block} = {plain}. With segments of {every}, "

@@ -1,13 +1,13 @@
-"""Chapter 5, recomputation: the worked problems' training steps (the chapter's stack of MLP blocks, and a GELU
-chain), each plain and checkpointed, the checkpoint sweep and what torch.compile saves."""
+"""Chapter 5, recomputation: the checkpoint sweep of the chapter's stack of MLP blocks (which worked problem 2 reads),
+what torch.compile saves, and worked problem 3's GELU chain, plain and checkpointed."""
 from . import Measurement
 
-CHECKPOINT_EVERY = 4     # worked problem 1: blocks per checkpointed segment
-GELU_CHAIN = 4           # worked problem 2: GELUs in the chain
+CHECKPOINT_EVERY = 4     # worked problem 2: blocks per checkpointed segment (a point of the sweep)
+GELU_CHAIN = 4           # worked problem 3: GELUs in the chain
 
 
 def gelu_elements(quick=None) -> int:
-    """Elements of worked problem 2's input: 4 MiB of float32, or 32 MiB in full mode."""
+    """Elements of worked problem 3's input: 4 MiB of float32, or 32 MiB in full mode."""
     from ..config import quick_mode
     return 2 ** 20 if (quick_mode() if quick is None else quick) else 2 ** 23
 
@@ -36,7 +36,7 @@ def stack(ctx=None):
 
 
 def gelu_chain(ctx=None):
-    """(chain, x): worked problem 2's GELUs and their input (gradient required), built once in the process."""
+    """(chain, x): worked problem 3's GELUs and their input (gradient required), built once in the process."""
     from . import context
     ctx = ctx or context()
 
@@ -45,17 +45,6 @@ def gelu_chain(ctx=None):
         chain = torch.nn.Sequential(*(torch.nn.GELU() for _ in range(GELU_CHAIN)))
         return chain, torch.randn(gelu_elements(), device=ctx.dev.torch_device, requires_grad=True)
     return ctx.shared("gelu_chain", build)
-
-
-def _step(checkpointed: bool):
-    def run(ctx):
-        from .. import bench
-        r = _recompute()
-        _, model, x = stack(ctx)
-        fn = r.Checkpointed(model, CHECKPOINT_EVERY) if checkpointed else model
-        return bench(r.training_step(fn, x, list(model.parameters())), cache="hot", budget=step_budget(ctx.dev),
-                     label=f"checkpointed every {CHECKPOINT_EVERY}" if checkpointed else "plain step")
-    return run
 
 
 def _gelu_step(checkpointed: bool):
@@ -70,8 +59,6 @@ def _gelu_step(checkpointed: bool):
 
 
 MEASUREMENTS = [
-    Measurement("worked_plain_step", "05", _step(False)),
-    Measurement("worked_checkpointed_step", "05", _step(True)),
     Measurement("checkpoint_sweep", "05", lambda ctx: _recompute().checkpoint_sweep(), fields=("counted_flops",)),
     Measurement("compiled_recompute", "05", lambda ctx: _recompute().compiled_recompute(op="gelu", k=4),
                 fields=("nbytes",)),
