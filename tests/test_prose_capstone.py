@@ -284,3 +284,10 @@ def test_steps_are_judged_only_with_the_pages_call_cost_and_say_what_they_lack()
     assert capstone.recorded(run)[2].record == "capstone_call_cost"        # rows, but no cost to judge them by
     del run.records[0]["rows"]
     assert capstone.recorded(run)[2].record == "capstone_steps: rows"
+
+
+def test_worked_problem_1_reads_the_eager_steps_median_and_nothing_from_a_step_that_did_not_run():
+    cpu = record("amd-epyc-2-threads", "capstone_steps")
+    assert steps_lib.step_seconds(cpu, "eager") == steps_lib.by_step(cpu)["eager"]["seconds"]
+    assert steps_lib.step_seconds(cpu, "graphs") is None          # skipped on a CPU
+    assert steps_lib.step_seconds(None, "eager") is None

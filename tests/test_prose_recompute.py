@@ -155,3 +155,19 @@ def test_the_worked_checks_say_which_record_they_lack_and_judge_the_fastest_samp
     ratio, bound, _ = prose.ratio_check(Timing(2e-4), Timing(2.6e-4), 1.3, 1e-4, "worked_plain_gelus", "step").claims
     assert ratio.value == pytest.approx(1.3) and ratio.base == 1.3
     assert bound.measured == 2e-4 and bound.allowed == 1e-4
+
+
+def test_worked_problem_2_is_checked_by_the_sweeps_plain_and_segmented_points():
+    run = _sweep()
+    ratio, bound, _ = prose.sweep_check(run, 4, 1.3, 0.5).claims
+    rows = {r["every"]: r for r in run.records}
+    assert ratio.value == pytest.approx(rows[4]["min_seconds"] / rows[0]["min_seconds"]) and ratio.base == 1.3
+    assert (bound.measured, bound.allowed) == (rows[0]["min_seconds"], 0.5)
+    (lacks,) = prose.sweep_check(_sweep(every=(0, 1, 8)), 4, 1.3, 0.5).claims
+    assert isinstance(lacks, claims.Missing) and lacks.record == "checkpoint_sweep: every=4"
+    older = _sweep()
+    for r in older.records:
+        del r["min_seconds"]
+    (lacks,) = prose.sweep_check(older, 4, 1.3, 0.5).claims
+    assert isinstance(lacks, claims.Missing) and lacks.record == "checkpoint_sweep: min_seconds"
+    assert prose.sweep_check(None, 4, 1.3, 0.5).facts == {"missing": "checkpoint_sweep"}
