@@ -95,7 +95,7 @@ def default_stack(quick=None) -> dict:
     """Stack size for :func:`checkpoint_sweep`: layers, width, batch (rows of the input)."""
     quick = config.quick_mode() if quick is None else quick
     if quick:
-        return {"layers": 32, "width": 64, "batch": 128}
+        return {"layers": 8, "width": 64, "batch": 128}
     if live_device().on_gpu:
         return {"layers": 32, "width": 1024, "batch": 4096}
     return {"layers": 32, "width": 256, "batch": 512}
