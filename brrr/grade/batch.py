@@ -16,17 +16,22 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Optional
 
 from .. import config
 from . import limits, sandbox
-from .exercise import Exercise, find_exercise, is_untouched, read_submission
+from .exercise import MAX_NOTEBOOK_BYTES, Exercise, find_exercise, is_untouched, linked_component, read_submission
 
 FIELDS = ("submission", "question", "score", "possible", "status", "reason", "isolation")
+TOTAL_FIELDS = ("submission", "score", "possible", "status", "isolation")   # the totals CSV
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+MAX_REASON_CHARS = 400            # of one row's reason: a submission can carry little out in it
 DEFAULT_TIMEOUT = 600.0           # seconds per notebook
 SCORE_TIMEOUT = 300.0             # seconds for the scorer of one submission
 STATUSES = ("graded", "timed out", "failed")
@@ -52,8 +57,10 @@ def _positive_seconds(name: str, value) -> float:
     return float(value)
 
 
-def check_out(out: str, submissions: list) -> str:
-    """``out`` as an absolute path, or ValueError when writing there could destroy something."""
+def check_out(out: str, submissions: list, protected: tuple = ()) -> str:
+    """``out`` as an absolute path, or ValueError when writing there could destroy something:
+    a submission, a folder, a notebook, or a path inside any of the folders ``protected`` (the
+    exercise folder actually used, see :func:`protected_folders`)."""
     path = os.path.abspath(out)
     real = os.path.realpath(path)
     for sub in submissions:
@@ -66,11 +73,29 @@ def check_out(out: str, submissions: list) -> str:
         raise ValueError(f"out: the folder of {out!r} does not exist")
     if path.endswith((".ipynb", ".zip", ".py")):
         raise ValueError(f"out: {out!r} looks like a notebook, zip or test; give a .csv file")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for protected in ("exercises", "solutions"):
-        if real.startswith(os.path.join(os.path.realpath(root), protected) + os.sep):
-            raise ValueError(f"out: {out!r} is inside {protected}/; write scores elsewhere")
+    for folder in protected:
+        if real.startswith(os.path.realpath(folder) + os.sep):
+            raise ValueError(f"out: {out!r} is inside {folder}, the exercise's files; write scores elsewhere")
     return path
+
+
+def protected_folders(exercise: Exercise) -> tuple:
+    """Folders no output may go into: the folder of the exercise actually used (where its
+    autograder zip is), and when that folder sits in an ``exercises/`` folder, that folder and the
+    ``solutions/`` beside it; the installed checkout's ``exercises/`` and ``solutions/`` too."""
+    own = os.path.dirname(os.path.abspath(exercise.autograder))
+    folders, parent = [own], os.path.dirname(own)
+    if os.path.basename(parent) == "exercises":
+        folders += [parent, os.path.join(os.path.dirname(parent), "solutions")]
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    folders += [os.path.join(checkout, "exercises"), os.path.join(checkout, "solutions")]
+    return tuple(dict.fromkeys(folders))
+
+
+def totals_path(out: str) -> str:
+    """The CSV of one total per submission, beside ``out``: ``scores.csv`` -> ``scores-totals.csv``."""
+    stem = out[:-4] if out.lower().endswith(".csv") else out
+    return stem + "-totals.csv"
 
 
 DEVICE_DIR_ENV = "BRRR_GRADE_DEVICE_DIR"   # a folder that keeps the measurement for later batches
@@ -89,6 +114,7 @@ def _measure_device(folder: str) -> tuple:
             os.makedirs(kept, exist_ok=True)
             _measure_into(kept)
         shutil.copytree(kept, folder, dirs_exist_ok=True)
+        os.chmod(folder, 0o700)       # copytree gave it the kept folder's mode
         return os.path.join(folder, "device.json"), os.path.join(folder, "cache")
     return _measure_into(folder)
 
@@ -115,9 +141,14 @@ def prepare(exercise: str, timeout: float = DEFAULT_TIMEOUT, cell_timeout: Optio
         raise ValueError(f"cell_timeout ({cell_timeout:g} s) must not exceed timeout ({timeout:g} s)")
     ex = find_exercise(exercise)
     level = sandbox.level(isolation)
-    folder = tempfile.mkdtemp(prefix="brrr-grade-")
-    tests = ex.extract_tests(os.path.join(folder, "hidden"))
-    record, cache = _measure_device(folder)
+    folder = tempfile.mkdtemp(prefix="brrr-grade-")     # mode 0700: only this user reads the tests
+    try:
+        tests = ex.extract_tests(os.path.join(folder, "hidden"))
+        record, cache = _measure_device(folder)
+        os.chmod(folder, 0o700)         # a kept measurement's copy brings its folder's mode along
+    except BaseException:
+        limits.remove_tree(folder)
+        raise
     return Batch(ex, folder, tests, record, cache, level, timeout, cell_timeout)
 
 
@@ -209,9 +240,14 @@ def _rows(submission: str, batch: Batch, status: str, scores: dict, reason_of) -
         score = scores.get(q, 0.0)
         score = min(max(float(score), 0.0), possible) if isinstance(score, (int, float)) \
             and not isinstance(score, bool) and math.isfinite(score) else 0.0
-        out.append({"submission": safe_text(submission), "question": q, "score": score, "possible": possible,
-                    "status": status, "reason": safe_text(reason_of(q)), "isolation": batch.level})
+        out.append({"submission": safe_text(submission), "question": q, "score": score + 0.0, "possible": possible,
+                    "status": status, "reason": cut_reason(safe_text(reason_of(q))), "isolation": batch.level})
     return out
+
+
+def cut_reason(text: str) -> str:
+    """``text`` cut to :data:`MAX_REASON_CHARS`, marked where it was cut."""
+    return text if len(text) <= MAX_REASON_CHARS else text[:MAX_REASON_CHARS - 14] + " [cut short]"
 
 
 def grade_one(submission: str, batch: Batch) -> list:
@@ -219,8 +255,10 @@ def grade_one(submission: str, batch: Batch) -> list:
     def rows(status: str, scores: dict, reason_of) -> list:
         return _rows(submission, batch, status, scores, reason_of)
 
-    if os.path.islink(submission):
-        return rows("failed", {}, lambda q: "not graded: a symbolic link (give the notebook file itself)")
+    link = linked_component(submission)
+    if link:
+        return rows("failed", {}, lambda q: f"not graded: {link} is a symbolic link (give the notebook "
+                                            "file itself, on a path without links)")
     if not os.path.isfile(submission):
         return rows("failed", {}, lambda q: "not graded: no such file")
     nb, problem = read_submission(submission)
@@ -271,53 +309,133 @@ def grade_one(submission: str, batch: Batch) -> list:
         if info is None or failed:
             parts += notes
             if errors:
-                parts.append(f"{len(errors)} cell(s) raised, first: {errors[0]}")
+                parts.append(f"{status.get('error_count', len(errors))} cell error(s), first: {errors[0]}")
         return "; ".join(parts)
 
     scores = {q: info.get("score", 0.0) for q, info in graded.items() if isinstance(info, dict)}
     return rows(state, scores, reason)
 
 
+class Stopped(BaseException):
+    """The grader was sent SIGTERM or SIGHUP: the batch stops, its private folder is removed."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def _raise_stopped(signum, frame):
+    for s in STOP_SIGNALS:     # a second signal must not cut the cleanup short
+        signal.signal(s, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
+def _on_stop_signals(handler) -> dict:
+    """Install ``handler`` for SIGTERM and SIGHUP (main thread only); the handlers it replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+
+
+def csv_cell(value):
+    """``value`` as a CSV field a spreadsheet shows as text: one starting with = + - @ gets a
+    leading single quote, so that it is never run as a formula. Numbers are kept."""
+    if isinstance(value, str) and value.startswith(("=", "+", "-", "@")):
+        return "'" + value
+    return value
+
+
+def _writer(path: Optional[str], fields: tuple):
+    """(file, csv writer) for ``path`` with its header written, or (None, None)."""
+    if not path:
+        return None, None
+    handle = open(path, "w", newline="", encoding="utf-8")
+    writer = csv.DictWriter(handle, fieldnames=fields)
+    writer.writeheader()
+    handle.flush()
+    return handle, writer
+
+
+def total_row(rows: list) -> dict:
+    """One submission's rows summed: a row of TOTAL_FIELDS."""
+    first = rows[0]
+    return {"submission": first["submission"], "score": sum(r["score"] for r in rows),
+            "possible": sum(r["possible"] for r in rows), "status": first["status"],
+            "isolation": first["isolation"]}
+
+
 def grade(exercise: str, submissions: list, out: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT,
           cell_timeout: Optional[float] = None, isolation: str = "auto", progress=None) -> list:
-    """Grade ``submissions`` against ``exercise``; rows are appended to CSV ``out`` as they come."""
+    """Grade ``submissions`` against ``exercise``; rows are appended to CSV ``out`` as they come,
+    and one total per submission to :func:`totals_path` of it. SIGTERM or SIGHUP stops the
+    batch (:class:`Stopped`) after removing its private folder and killing what it started."""
     if not submissions or isinstance(submissions, str):
         raise ValueError("submissions: give a list of at least one notebook to grade")
-    out = check_out(out, submissions) if out else None
-    batch = prepare(exercise, timeout, cell_timeout, isolation)
-    sandbox.become_subreaper()
-    all_rows = []
+    if out:
+        protected = protected_folders(find_exercise(exercise))
+        out = check_out(out, submissions, protected)
+        check_out(totals_path(out), submissions, protected)
+    previous = _on_stop_signals(_raise_stopped)
+    batch = None
+    handles = []
     try:
-        handle = open(out, "w", newline="", encoding="utf-8") if out else None
-        try:
-            writer = csv.DictWriter(handle, fieldnames=FIELDS) if handle else None
+        batch = prepare(exercise, timeout, cell_timeout, isolation)
+        sandbox.become_subreaper()
+        groups = copy_groups(submissions)
+        handle, writer = _writer(out, FIELDS)
+        totals_handle, totals = _writer(out and totals_path(out), TOTAL_FIELDS)
+        handles = [h for h in (handle, totals_handle) if h]
+        all_rows = []
+        for path in submissions:
+            try:
+                rows = grade_one(path, batch)
+            except Exception as error:  # noqa: BLE001 - one submission never stops the batch
+                rows = _rows(path, batch, "failed", {}, lambda q: f"not graded: the grader failed on "
+                             f"this submission ({type(error).__name__}: {str(error)[:200]})")
+            if groups.get(path):
+                for r in rows:
+                    r["reason"] = cut_reason(r["reason"] + "; " + copy_note(groups[path]))
+            all_rows.extend(rows)
             if writer:
-                writer.writeheader()
-                handle.flush()
-            first_with = {}    # content digest -> the first submission that had it
-            for path in submissions:
-                try:
-                    rows = grade_one(path, batch)
-                    digest = _digest(path) if os.path.isfile(path) else ""
-                    same = first_with.setdefault(digest, path) if digest else path
-                except Exception as error:  # noqa: BLE001 - one submission never stops the batch
-                    rows, same = _rows(path, batch, "failed", {}, lambda q: f"not graded: the grader failed on "
-                                       f"this submission ({type(error).__name__}: {str(error)[:200]})"), path
-                if same != path:
-                    for r in rows:
-                        r["reason"] += "; " + safe_text(f"the same file content as {same}")
-                all_rows.extend(rows)
-                if writer:
-                    writer.writerows(rows)
-                    handle.flush()
-                if progress:
-                    progress(path, rows)
-        finally:
-            if handle:
-                handle.close()
+                writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in rows)
+                totals.writerow({k: csv_cell(v) for k, v in total_row(rows).items()})
+                for h in handles:
+                    h.flush()
+            if progress:
+                progress(path, rows)
+        return all_rows
     finally:
-        limits.remove_tree(batch.folder)
-    return all_rows
+        for h in handles:
+            h.close()
+        if batch is not None:
+            sandbox.kill_descendants()
+            limits.remove_tree(batch.folder)
+        _restore_signals(previous)
+
+
+def _restore_signals(previous: dict) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+
+
+def copy_groups(submissions: list) -> dict:
+    """{path: [the other submissions with the same bytes]} for every submission that has a copy
+    in the batch (links and unreadable or oversized files left out)."""
+    by_digest = {}
+    for path in dict.fromkeys(submissions):
+        if linked_component(path) or not os.path.isfile(path) or os.path.getsize(path) > MAX_NOTEBOOK_BYTES:
+            continue
+        digest = _digest(path)
+        if digest:
+            by_digest.setdefault(digest, []).append(path)
+    return {p: [o for o in group if o != p] for group in by_digest.values() if len(group) > 1 for p in group}
+
+
+def copy_note(others: list) -> str:
+    """The reason's note for a member of a copy group: every member gets one (who copied whom is
+    not known), naming up to three of the others."""
+    names = ", ".join(safe_text(o) for o in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+    return f"a copy group: the same file content as {names}"
 
 
 def _digest(path: str) -> str:
