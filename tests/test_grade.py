@@ -786,3 +786,29 @@ def test_a_malformed_status_message_fails_that_submission_only(toy, tmp_path):
     assert "malformed 'status' message" in by[bad]["q2"]["reason"], by[bad]["q2"]["reason"]
     assert by[bad]["q1"]["score"] == 1, "the answers given before it are still graded"
     assert full(by[good]) and by[good]["q1"]["status"] == "graded"
+
+
+def test_the_instructor_guide_states_what_the_grader_does():
+    """Issue 34: the guide's figures are the code's, the console and the CSVs are told apart, and
+    it promises nothing of the out-of-memory killer."""
+    from brrr.grade import runner
+    from brrr.grade.exercise import MAX_NOTEBOOK_BYTES
+    guide = open(os.path.join(ROOT, "book", "instructor_guide.md"), encoding="utf-8").read()
+    text = " ".join(guide.split())
+    assert f"A notebook over {MAX_NOTEBOOK_BYTES >> 20} MiB is refused before it is read" in text
+    assert f"A reason is at most {batch_module.MAX_REASON_CHARS} characters" in text
+    assert f"the first {runner.MAX_KEPT_ERROR_CHARS} characters of its message" in text
+    assert f"a message over {runner.MAX_MESSAGE_BYTES >> 20} MiB drops the connection" in text
+    assert "the first five" in text and runner.MAX_KEPT_ERRORS == 5
+    assert f"(`{os.path.basename(g.totals_path('scores.csv'))}`)" in text
+    for field in g.TOTAL_FIELDS:
+        assert f"`{field}`" in text[text.index("The totals go to a second CSV"):]
+    assert "**Where to run it from.**" in text and "**What goes where.** The console gets" in text
+    csv_paragraph = text[text.index("The CSV (`--out scores.csv`)"):text.index("Nothing stops the batch")]
+    assert "last line" not in csv_paragraph and "console shows" in csv_paragraph
+    assert "is ended by the operating system's out-of-memory killer" not in text
+    assert "mode 0700" in text and "SIGTERM or SIGHUP" in text
+    remains = text[text.index("**The risk that remains.**"):]
+    for forgeable in ("computed instead of measured", "Copied records", "A channel between submissions",
+                      "Like copying a classmate's answers"):
+        assert forgeable in remains
