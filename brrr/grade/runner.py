@@ -8,7 +8,9 @@ folder the kernel cannot see, so when a cell hangs (the kernel is killed, not in
 a notebook can ignore SIGINT) or the whole run is stopped, the answers given before still
 count. It starts by copying the submission's files (``SEED``: the notebook, the public tests,
 the device's peaks cache) into ``WORKDIR``, which at the bubblewrap level is a size-limited
-tmpfs only this process and its kernel see (``brrr.grade.sandbox.own_folder``).
+tmpfs only this process and its kernel see (``brrr.grade.sandbox.own_folder``). A message no
+honest kernel sends (a ``status`` without its state) ends the run with ``runner_error`` in the
+status, and the grader fails that submission.
 
     python -m brrr.grade.runner NOTEBOOK WORKDIR OUTDIR CELL_TIMEOUT LEVEL [IDENTITY [SEED]]
 """
@@ -142,8 +144,8 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
                 break
             except Exception as error:   # noqa: BLE001 - a message the client could not read
                 status["runner_error"] = (str(error) if isinstance(error, MalformedMessage) else
-                                          f"the kernel sent a message the runner could not read "
-                                          f"({type(error).__name__})")[:MAX_KEPT_ERROR_CHARS]
+                                          "the kernel sent a message the runner could not read "
+                                          f"({type(error).__name__})")
                 break
             if watch.poll():  # full now, or killed between the cell's reply and here: no snapshot
                 break              # (a dead kernel would keep it waiting EXPORT_TIMEOUT)
