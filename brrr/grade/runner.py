@@ -155,6 +155,7 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
                     status["error_count"] += 1
                     if len(status["errors"]) < MAX_KEPT_ERRORS:
                         status["errors"].append(error_line(number, output))
+            cell["outputs"] = []       # what the status needs is kept: no cell's errors pile up
             if not _snapshot(client, snapshot_path):
                 status["snapshot_failures"] += 1
             write_text(status_path, json.dumps(status))
