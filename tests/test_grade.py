@@ -111,6 +111,30 @@ def test_out_must_not_destroy_anything(tmp_path):
     assert digest(sub) == before
     with pytest.raises(ValueError, match="submissions"):
         g.grade(REAL_STEM, [])
+    totals = notebook(tmp_path / "scores-totals.csv", "answer_one = 42")   # where the totals would go
+    with pytest.raises(ValueError, match="out: .*scores-totals.csv.* is one of the submissions"):
+        g.grade(REAL_STEM, [totals], out=str(tmp_path / "scores.csv"))
+
+
+def test_out_is_never_inside_the_exercise_folder_actually_used(tmp_path, monkeypatch):
+    """Issue 34: a name resolves from ./exercises first, so the folder guarded is the one used,
+    wherever it is (and its exercises/ and solutions/), reached through a link or not."""
+    monkeypatch.chdir(tmp_path)
+    make_exercise(tmp_path / "exercises" / "toy")
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "elsewhere").symlink_to(tmp_path / "exercises" / "toy")
+    sub = notebook(tmp_path / "a.ipynb", "answer_one = 42")
+    assert g.find_exercise("toy").autograder == str(tmp_path / "exercises" / "toy" / "toy-autograder.zip")
+    for out in ("exercises/toy/s.csv", "exercises/s.csv", "solutions/s.csv", "elsewhere/s.csv",
+                str(tmp_path / "exercises" / "toy" / "tests" / "s.csv")):
+        with pytest.raises(ValueError, match="out: .* is inside .*write scores elsewhere"):
+            g.grade("toy", [sub], out=out)
+    other = make_exercise(tmp_path / "courses" / "toy2")        # an exercise folder given by its path
+    with pytest.raises(ValueError, match="is inside"):
+        g.grade(other, [sub], out=os.path.join(other, "s.csv"))
+    with pytest.raises(ValueError, match="is inside"):
+        g.grade(os.path.join(other, "toy-autograder.zip"), [sub], out=os.path.join(other, "s.csv"))
+    assert not any(p.name.endswith(".csv") for p in tmp_path.rglob("*")), "a refused CSV was written"
 
 
 def test_untouched_detection():
@@ -206,7 +230,7 @@ def _fake_batch(toy, tmp_path):
 
 def test_one_submission_that_breaks_the_grader_fails_alone(toy, tmp_path, monkeypatch):
     """An exception anywhere in grading one submission gives that submission failed rows; links
-    are refused; the same content as an earlier submission is flagged; every row says the level."""
+    are refused; every member of a group of copies is flagged; every row says the level."""
     os.makedirs(tmp_path / "batch")
     monkeypatch.setattr(batch_module, "prepare", lambda *a, **k: _fake_batch(toy, tmp_path))
     one = notebook(tmp_path / "one.ipynb", *CORRECT)
@@ -227,11 +251,114 @@ def test_one_submission_that_breaks_the_grader_fails_alone(toy, tmp_path, monkey
     assert list(by) == [str(one), g.safe_text(breaks), str(copy)]
     assert all(r["status"] == "failed" and "grader failed" in r["reason"] for r in by[g.safe_text(breaks)].values())
     assert all(f"same file content as {one}" in r["reason"] for r in by[str(copy)].values())
+    assert all(f"same file content as {copy}" in r["reason"] for r in by[str(one)].values()), \
+        "the first of a group of copies is flagged too: who copied is not known"
     assert all(r["isolation"] == "bubblewrap" for r in rows)
     assert len(list(csv.DictReader(open(out, newline="", encoding="utf-8")))) == len(rows)
     monkeypatch.undo()
     refused = batch_module.grade_one(str(link), _fake_batch(toy, tmp_path))
     assert all(r["status"] == "failed" and "symbolic link" in r["reason"] for r in refused)
+
+
+def test_a_link_anywhere_on_the_path_is_refused(toy, tmp_path, monkeypatch):
+    """Issue 34: a folder link on the way to a classmate's file once scored the classmate's work."""
+    (tmp_path / "bob").mkdir()
+    notebook(tmp_path / "bob" / "work.ipynb", *CORRECT)
+    (tmp_path / "alice").symlink_to(tmp_path / "bob")
+    batch = _fake_batch(toy, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for path in (str(tmp_path / "alice" / "work.ipynb"), "alice/work.ipynb", "./alice/../alice/work.ipynb"):
+        rows = batch_module.grade_one(path, batch)
+        assert all(r["status"] == "failed" and r["score"] == 0 for r in rows)
+        assert all("alice is a symbolic link" in r["reason"] for r in rows), rows[0]["reason"]
+    assert g.linked_component("bob/work.ipynb") == "" and g.linked_component(str(tmp_path / "bob")) == ""
+
+
+def test_the_csv_holds_totals_and_no_formula(toy, tmp_path, monkeypatch):
+    """Issue 34: one total per submission goes to OUT-totals.csv; a field a spreadsheet would run
+    as a formula (= + - @) gets a leading quote in both CSVs, never in the rows returned."""
+    os.makedirs(tmp_path / "batch")
+    monkeypatch.setattr(batch_module, "prepare", lambda *a, **k: _fake_batch(toy, tmp_path))
+    monkeypatch.chdir(tmp_path)
+    names = ["=HYPERLINK(1).ipynb", "+1.ipynb", "-h.ipynb", "@SUM(1).ipynb", "plain.ipynb"]
+    for i, name in enumerate(names):
+        notebook(tmp_path / name, f"answer_one = {i}")
+    scores = {"q1": 1.0, "q2": 1.5}
+    monkeypatch.setattr(batch_module, "grade_one", lambda path, batch: batch_module._rows(
+        path, batch, "graded", scores, lambda q: "=cmd|' /C calc'!A0"))
+    rows = g.grade(toy, names, out="scores.csv")
+    assert [r["submission"] for r in rows[::3]] == names and rows[0]["reason"].startswith("=")
+    with open(tmp_path / "scores.csv", newline="", encoding="utf-8") as f:
+        written = list(csv.DictReader(f))
+    with open(tmp_path / "scores-totals.csv", newline="", encoding="utf-8") as f:
+        totals = list(csv.DictReader(f))
+    assert len(written) == 3 * len(names) and all(r["reason"].startswith("'=") for r in written)
+    assert list(totals[0]) == list(g.TOTAL_FIELDS) and len(totals) == len(names)
+    for total, name in zip(totals, names):
+        assert total["submission"] == (name if name == "plain.ipynb" else "'" + name)
+        assert float(total["score"]) == 2.5 and float(total["possible"]) == 4 and total["status"] == "graded"
+    for cell in (r[k] for r in written + totals for k in r):
+        assert not cell.startswith(("=", "+", "-", "@")), cell
+
+
+def test_a_reason_is_short_whatever_the_submission_says(toy, tmp_path):
+    """Issue 34: a reason carries little out of the sandbox: kept errors are short, rows are cut."""
+    from brrr.grade import runner
+    rows = batch_module._rows("a.ipynb", _fake_batch(toy, tmp_path), "graded", {}, lambda q: "x" * 100_000)
+    assert all(len(r["reason"]) <= batch_module.MAX_REASON_CHARS and r["reason"].endswith("[cut short]")
+               for r in rows)
+    line = runner.error_line(3, {"ename": "os.system('x')" + "y" * 1000, "evalue": "z" * 10_000})
+    assert line.startswith("cell 3: an error: ") and len(line) < 120
+
+
+def test_a_notebook_too_large_is_refused_unread(tmp_path):
+    """Issue 34: a 49 MB notebook once drove the grader to 2.3 GB while it was parsed."""
+    from brrr.grade.exercise import MAX_NOTEBOOK_BYTES
+    big = tmp_path / "big.ipynb"
+    with open(big, "wb") as f:
+        f.truncate(MAX_NOTEBOOK_BYTES + 1)
+    nb, problem = g.read_submission(str(big))
+    assert nb is None and "big.ipynb is over 16 MiB" in problem
+    nested = tmp_path / "nested.ipynb"
+    nested.write_text("[" * 1_000_000)
+    assert "not valid JSON" in g.read_submission(str(nested))[1]
+    assert g.read_submission(notebook(tmp_path / "fine.ipynb", "x = 1"))[1] == ""
+
+
+def test_the_batch_folder_stays_private_with_a_kept_measurement(toy, tmp_path, monkeypatch):
+    """Issue 34: with BRRR_GRADE_DEVICE_DIR set, copying its measurement once made the folder of the
+    hidden tests world-readable."""
+    def fake_measure(folder):
+        os.makedirs(os.path.join(folder, "cache"), exist_ok=True)
+        with open(os.path.join(folder, "device.json"), "w") as f:
+            json.dump({"name": "measured"}, f)
+        return os.path.join(folder, "device.json"), os.path.join(folder, "cache")
+    monkeypatch.setattr(batch_module, "_measure_into", fake_measure)
+    monkeypatch.setenv(batch_module.DEVICE_DIR_ENV, str(tmp_path / "kept"))
+    for _ in range(2):                          # measured into the kept folder, then copied from it
+        os.makedirs(tmp_path / "kept" / "quick", exist_ok=True)
+        os.chmod(tmp_path / "kept" / "quick", 0o755)
+        batch = g.prepare(toy, timeout=60, isolation="none")
+        try:
+            assert os.stat(batch.folder).st_mode & 0o777 == 0o700
+            assert os.path.isfile(os.path.join(batch.tests, "q3.py")) and batch.tests.startswith(batch.folder)
+        finally:
+            import shutil
+            shutil.rmtree(batch.folder)
+
+
+def test_the_client_sockets_have_the_message_cap_too(tmp_path):
+    """Issue 34: the 32 MiB cap was set on the manager's context only; nbclient's client makes its
+    own, so 400 MB messages reached the runner."""
+    import zmq
+    from brrr.grade import runner
+    km = runner._kernel_manager(str(tmp_path), "none", 65534)
+    kc = km.client()
+    try:
+        for channel in (kc.iopub_channel, kc.shell_channel, kc.control_channel, kc.stdin_channel):
+            assert channel.socket.getsockopt(zmq.MAXMSGSIZE) == runner.MAX_MESSAGE_BYTES
+    finally:
+        kc.stop_channels()
 
 
 # --- slow: notebooks are executed -------------------------------------------------
@@ -550,16 +677,18 @@ def test_forged_array_types_and_sizes_decode_to_placeholders():
 
 @pytest.mark.slow
 def test_the_runner_keeps_what_a_kernel_sends_small(tmp_path):
-    """The kernel holds no descriptor of the grader's log, long error messages are cut short, and
-    comm messages are dropped (they once grew the runner to about 1 GB)."""
+    """The kernel holds no descriptor of the grader's log, long error messages are cut short (and
+    only the first few kept), and comm messages are dropped (they once grew the runner to about 1 GB)."""
     import subprocess
     import sys
+    from brrr.grade import runner
     path = notebook(tmp_path / "big.ipynb",
                     "import os\nopen_files = sorted(os.readlink(f'/proc/self/fd/{fd}') for fd in os.listdir('/proc/self/fd')"
                     " if os.path.exists(f'/proc/self/fd/{fd}'))",
                     "raise ValueError('x' * 5_000_000)",
                     "from ipykernel.comm import Comm\nfor _ in range(200):\n"
                     "    Comm(target_name='jupyter.widget', data={'state': {'v': 'y' * 100_000}})",
+                    *[f"raise KeyError('k' * 10_000 + '{i}')" for i in range(6)],
                     "done = 1")
     work, out = tmp_path / "work", tmp_path / "out"
     work.mkdir()
@@ -571,8 +700,9 @@ def test_the_runner_keeps_what_a_kernel_sends_small(tmp_path):
     answers = json.loads((out / "snapshot.json").read_text(encoding="utf-8"))
     files = answers["open_files"]["__ndarray__"] if isinstance(answers["open_files"], dict) else answers["open_files"]
     assert files and not any(str(out) in f for f in files), files
-    assert answers["done"] == 1 and status["executed"] == 4
-    assert len(status["errors"]) == 1 and len(status["errors"][0]) < 400
+    assert answers["done"] == 1 and status["executed"] == 10
+    assert status["error_count"] == 7 and len(status["errors"]) == runner.MAX_KEPT_ERRORS
+    assert all(len(e) < 150 for e in status["errors"]), status["errors"]
 
 
 def test_batches_share_one_device_measurement_when_asked(tmp_path, monkeypatch):
@@ -602,3 +732,86 @@ def test_batches_share_one_device_measurement_when_asked(tmp_path, monkeypatch):
     monkeypatch.delenv(batch_module.DEVICE_DIR_ENV)
     batch_module._measure_device(str(tmp_path / "four"))
     assert calls[-1] == str(tmp_path / "four")       # unset: every batch measures its own
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP"])
+def test_a_grader_stopped_by_a_signal_leaves_no_hidden_tests_and_no_process(toy, tmp_path, signum):
+    """Issue 34: a grader stopped with SIGTERM left the hidden tests in /tmp. Sent the signal while
+    a notebook runs, a grader process removes its private folder (0700 while it lived), kills what
+    it started and exits with 128 + the signal's number."""
+    import signal
+    import subprocess
+    import sys
+    import pathlib
+    import tempfile
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="brrr-sig-"))   # short: the kernel's socket paths must fit
+    sleeper = notebook(tmp_path / "sleeper.ipynb", "open('started', 'w').close()\nimport time\ntime.sleep(600)")
+    code = "import sys; from brrr import grade as g; sys.exit(g.main(sys.argv[1:]))"
+    proc = subprocess.Popen([sys.executable, "-c", code, toy, "--isolation", "none", "--trust-all-submissions",
+                             "--timeout", "500", "--", sleeper], env=dict(os.environ, TMPDIR=str(tmp)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300        # bounds a failure only: the test waits for the kernel
+        started = []
+        while not started and proc.poll() is None and time.monotonic() < deadline:
+            started = list(tmp.glob("brrr-grade-*/run-*/work/started"))
+            time.sleep(0.2)
+        assert started, f"the notebook never started: {proc.poll()} {proc.communicate()[0][-3000:] if proc.poll() is not None else ''}"
+        folder = started[0].parents[2]
+        assert os.stat(folder).st_mode & 0o777 == 0o700 and list(folder.glob("hidden/tests/q3.py"))
+        assert _alive(str(tmp)), "the runner and the kernel run from the batch's folder"
+        proc.send_signal(getattr(signal, signum))
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        left = os.listdir(tmp)
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert proc.returncode == 128 + getattr(signal, signum), err
+    assert f"stopped by {signum}" in err
+    assert left == [], "the hidden tests were left behind"
+    assert _alive(str(tmp)) == [], "a process of the batch outlived the grader"
+
+
+MALFORMED_STATUS = '''k = get_ipython().kernel
+k.session.send(k.iopub_socket, "status", {"no": "state"}, parent=k.get_parent("shell"))
+'''
+
+
+@pytest.mark.slow
+def test_a_malformed_status_message_fails_that_submission_only(toy, tmp_path):
+    """Issue 34: a `status` message without an execution_state crashed the runner."""
+    bad = notebook(tmp_path / "bad.ipynb", CORRECT[0], MALFORMED_STATUS, *CORRECT[1:])
+    good = notebook(tmp_path / "good.ipynb", *CORRECT)
+    by = by_submission(g.grade(toy, [bad, good], timeout=120, isolation="none"))
+    assert all(r["status"] == "failed" for r in by[bad].values())
+    assert "malformed 'status' message" in by[bad]["q2"]["reason"], by[bad]["q2"]["reason"]
+    assert by[bad]["q1"]["score"] == 1, "the answers given before it are still graded"
+    assert full(by[good]) and by[good]["q1"]["status"] == "graded"
+
+
+def test_the_instructor_guide_states_what_the_grader_does():
+    """Issue 34: the guide's figures are the code's, the console and the CSVs are told apart, and
+    it promises nothing of the out-of-memory killer."""
+    from brrr.grade import runner
+    from brrr.grade.exercise import MAX_NOTEBOOK_BYTES
+    guide = open(os.path.join(ROOT, "book", "instructor_guide.md"), encoding="utf-8").read()
+    text = " ".join(guide.split())
+    assert f"A notebook over {MAX_NOTEBOOK_BYTES >> 20} MiB is refused before it is read" in text
+    assert f"A reason is at most {batch_module.MAX_REASON_CHARS} characters" in text
+    assert f"the first {runner.MAX_KEPT_ERROR_CHARS} characters of its message" in text
+    assert f"a message over {runner.MAX_MESSAGE_BYTES >> 20} MiB drops the connection" in text
+    assert "the first five" in text and runner.MAX_KEPT_ERRORS == 5
+    assert f"(`{os.path.basename(g.totals_path('scores.csv'))}`)" in text
+    for field in g.TOTAL_FIELDS:
+        assert f"`{field}`" in text[text.index("The totals go to a second CSV"):]
+    assert "**Where to run it from.**" in text and "**What goes where.** The console gets" in text
+    csv_paragraph = text[text.index("The CSV (`--out scores.csv`)"):text.index("Nothing stops the batch")]
+    assert "last line" not in csv_paragraph and "console shows" in csv_paragraph
+    assert "is ended by the operating system's out-of-memory killer" not in text
+    assert "mode 0700" in text and "SIGTERM or SIGHUP" in text
+    remains = text[text.index("**The risk that remains.**"):]
+    for forgeable in ("computed instead of measured", "Copied records", "A channel between submissions",
+                      "Like copying a classmate's answers"):
+        assert forgeable in remains

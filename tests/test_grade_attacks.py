@@ -493,14 +493,17 @@ def test_a_key_one_sandbox_writes_is_not_read_by_the_next(batches):
 
 
 def test_links_copies_and_answers_in_added_cells(batches):
-    """Class 6: a link to another student's notebook is not graded; a copy of one is flagged; a
-    notebook whose answers sit in cells it added is graded in full, and not called blank."""
+    """Class 6: a link to another student's notebook is not graded; a copy of one is flagged, and so
+    is the one it copies; a notebook whose answers sit in cells it added is graded in full, and not
+    called blank."""
     disk = batches["disk"]
     link = path_named(disk, "link.ipynb")
     assert_contained(disk, link, batches["blank"])
     assert all(r["status"] == "failed" and "symbolic link" in r["reason"] for r in disk.of(link).values())
     copy, first = path_named(disk, "copy.ipynb"), path_named(disk, "honest-first.ipynb")
     assert all(f"the same file content as {first}" in r["reason"] for r in disk.of(copy).values())
+    assert all(f"the same file content as {copy}" in r["reason"] for r in disk.of(first).values()), \
+        "every member of a group of copies is flagged"
     added = path_named(disk, "honest-in-added-cells.ipynb")
     assert disk.full(added) and "untouched blank" not in disk.reasons(added)
 

@@ -8,7 +8,9 @@
   (``brrr.grade.sandbox``), hands over its answers as data after every cell
   (``brrr.grade.runner``, ``brrr.grade.answers``), and is scored by a separate process
   with tests it never saw (``brrr.grade.score``, otter-grader's own test runner). One CSV
-  row per submission and question: submission, question, score, possible, status, reason.
+  row per submission and question (submission, question, score, possible, status, reason,
+  isolation), and beside it ``<out>-totals.csv``, one row per submission (submission, score,
+  possible, status, isolation).
 
 The one risk that remains is the one otter documents for its own grading: a notebook's
 answers are whatever its kernel hands over, so code that *computes* an answer by a trick
@@ -27,8 +29,9 @@ from typing import Optional
 
 from . import sandbox
 from .. import _release
-from .batch import DEFAULT_TIMEOUT, FIELDS, grade, grade_one, prepare, safe_text, summary
-from .exercise import Exercise, find_exercise, is_untouched, read_submission
+from .batch import (DEFAULT_TIMEOUT, FIELDS, TOTAL_FIELDS, Stopped, grade, grade_one, prepare, safe_text,
+                    summary, totals_path)
+from .exercise import Exercise, find_exercise, is_untouched, linked_component, read_submission
 
 # Public tests are downloaded from the release this library was built from, never from main.
 REPOSITORY_RAW = _release.REPOSITORY.replace("https://github.com/", "https://raw.githubusercontent.com/") + "/" + _release.TAG
@@ -109,7 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("exercise", help="exercise name (e.g. 01_compute), its exercises/ folder, "
                                     "or an otter autograder zip")
     p.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="notebooks to grade")
-    p.add_argument("--out", help="CSV file for the scores (one row per submission and question)")
+    p.add_argument("--out", help="CSV file for the scores (one row per submission and question); the "
+                                 "totals (one row per submission) go beside it, to OUT-totals.csv")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                    help=f"seconds allowed per notebook (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--cell-timeout", type=float, default=None,
@@ -157,12 +161,18 @@ def main(argv=None) -> int:
     except (ValueError, RuntimeError) as error:
         print(f"brrr grade: error: {error}", file=sys.stderr)
         return 2
+    except Stopped as stop:
+        print(f"brrr grade: {stop}: the batch's private folder was removed and its processes killed",
+              file=sys.stderr)
+        return 128 + stop.signum
     counts = summary(rows)
     print(f"{len(args.submissions)} submission(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     if args.out:
-        print(f"wrote {len(rows)} rows to {args.out}")
+        print(f"wrote {len(rows)} rows to {safe_text(args.out)} and {len(args.submissions)} totals to "
+              f"{safe_text(totals_path(args.out))}")
     return 1 if counts["failed"] else 0
 
 
 __all__ = ["public_tests", "grade", "grade_one", "prepare", "summary", "main", "find_exercise",
-           "Exercise", "read_submission", "is_untouched", "FIELDS", "DEFAULT_TIMEOUT"]
+           "Exercise", "read_submission", "is_untouched", "FIELDS", "TOTAL_FIELDS", "DEFAULT_TIMEOUT",
+           "totals_path", "linked_component"]

@@ -11,22 +11,25 @@ reason; the batch always goes on.
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Optional
 
 from .. import config
 from . import limits, sandbox
-from .exercise import Exercise, find_exercise, is_untouched, read_submission
+from .exercise import Exercise, find_exercise, is_untouched, linked_component, read_submission
+from .report import (FIELDS, MAX_REASON_CHARS, TOTAL_FIELDS, check_out, copy_groups, copy_note, csv_cell,  # noqa: F401
+                     cut_reason, open_csv, protected_folders, safe_text, total_row, totals_path)
 
-FIELDS = ("submission", "question", "score", "possible", "status", "reason", "isolation")
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 DEFAULT_TIMEOUT = 600.0           # seconds per notebook
 SCORE_TIMEOUT = 300.0             # seconds for the scorer of one submission
 STATUSES = ("graded", "timed out", "failed")
@@ -52,27 +55,6 @@ def _positive_seconds(name: str, value) -> float:
     return float(value)
 
 
-def check_out(out: str, submissions: list) -> str:
-    """``out`` as an absolute path, or ValueError when writing there could destroy something."""
-    path = os.path.abspath(out)
-    real = os.path.realpath(path)
-    for sub in submissions:
-        if os.path.exists(sub) and os.path.exists(path) and os.path.samefile(sub, path) \
-                or os.path.realpath(sub) == real:
-            raise ValueError(f"out: {out!r} is one of the submissions; it would be overwritten")
-    if os.path.isdir(path):
-        raise ValueError(f"out: {out!r} is a folder; give a CSV file name")
-    if not os.path.isdir(os.path.dirname(path)):
-        raise ValueError(f"out: the folder of {out!r} does not exist")
-    if path.endswith((".ipynb", ".zip", ".py")):
-        raise ValueError(f"out: {out!r} looks like a notebook, zip or test; give a .csv file")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for protected in ("exercises", "solutions"):
-        if real.startswith(os.path.join(os.path.realpath(root), protected) + os.sep):
-            raise ValueError(f"out: {out!r} is inside {protected}/; write scores elsewhere")
-    return path
-
-
 DEVICE_DIR_ENV = "BRRR_GRADE_DEVICE_DIR"   # a folder that keeps the measurement for later batches
 
 
@@ -89,6 +71,7 @@ def _measure_device(folder: str) -> tuple:
             os.makedirs(kept, exist_ok=True)
             _measure_into(kept)
         shutil.copytree(kept, folder, dirs_exist_ok=True)
+        os.chmod(folder, 0o700)       # copytree gave it the kept folder's mode
         return os.path.join(folder, "device.json"), os.path.join(folder, "cache")
     return _measure_into(folder)
 
@@ -115,9 +98,14 @@ def prepare(exercise: str, timeout: float = DEFAULT_TIMEOUT, cell_timeout: Optio
         raise ValueError(f"cell_timeout ({cell_timeout:g} s) must not exceed timeout ({timeout:g} s)")
     ex = find_exercise(exercise)
     level = sandbox.level(isolation)
-    folder = tempfile.mkdtemp(prefix="brrr-grade-")
-    tests = ex.extract_tests(os.path.join(folder, "hidden"))
-    record, cache = _measure_device(folder)
+    folder = tempfile.mkdtemp(prefix="brrr-grade-")     # mode 0700: only this user reads the tests
+    try:
+        tests = ex.extract_tests(os.path.join(folder, "hidden"))
+        record, cache = _measure_device(folder)
+        os.chmod(folder, 0o700)         # a kept measurement's copy brings its folder's mode along
+    except BaseException:
+        limits.remove_tree(folder)
+        raise
     return Batch(ex, folder, tests, record, cache, level, timeout, cell_timeout)
 
 
@@ -193,15 +181,6 @@ def _score(batch: Batch, snapshot: str, run_dir: str) -> tuple:
     return questions, ""
 
 
-def safe_text(value) -> str:
-    """``value`` as text that any CSV writer and console takes as it is: a lone surrogate or a
-    name's undecodable byte written as a backslash escape, control characters (newlines that
-    would start a fake line) as escapes too."""
-    text = value if isinstance(value, str) else str(value)
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
-
-
 def _rows(submission: str, batch: Batch, status: str, scores: dict, reason_of) -> list:
     """One row per question of the exercise, scores clamped to what it offers, all text safe."""
     out = []
@@ -209,8 +188,8 @@ def _rows(submission: str, batch: Batch, status: str, scores: dict, reason_of) -
         score = scores.get(q, 0.0)
         score = min(max(float(score), 0.0), possible) if isinstance(score, (int, float)) \
             and not isinstance(score, bool) and math.isfinite(score) else 0.0
-        out.append({"submission": safe_text(submission), "question": q, "score": score, "possible": possible,
-                    "status": status, "reason": safe_text(reason_of(q)), "isolation": batch.level})
+        out.append({"submission": safe_text(submission), "question": q, "score": score + 0.0, "possible": possible,
+                    "status": status, "reason": cut_reason(safe_text(reason_of(q))), "isolation": batch.level})
     return out
 
 
@@ -219,8 +198,10 @@ def grade_one(submission: str, batch: Batch) -> list:
     def rows(status: str, scores: dict, reason_of) -> list:
         return _rows(submission, batch, status, scores, reason_of)
 
-    if os.path.islink(submission):
-        return rows("failed", {}, lambda q: "not graded: a symbolic link (give the notebook file itself)")
+    link = linked_component(submission)
+    if link:
+        return rows("failed", {}, lambda q: f"not graded: {link} is a symbolic link (give the notebook "
+                                            "file itself, on a path without links)")
     if not os.path.isfile(submission):
         return rows("failed", {}, lambda q: "not graded: no such file")
     nb, problem = read_submission(submission)
@@ -271,66 +252,86 @@ def grade_one(submission: str, batch: Batch) -> list:
         if info is None or failed:
             parts += notes
             if errors:
-                parts.append(f"{len(errors)} cell(s) raised, first: {errors[0]}")
+                parts.append(f"{status.get('error_count', len(errors))} cell error(s), first: {errors[0]}")
         return "; ".join(parts)
 
     scores = {q: info.get("score", 0.0) for q, info in graded.items() if isinstance(info, dict)}
     return rows(state, scores, reason)
 
 
+class Stopped(BaseException):
+    """The grader was sent SIGTERM or SIGHUP: the batch stops, its private folder is removed."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def _raise_stopped(signum, frame):
+    for s in STOP_SIGNALS:     # a second signal must not cut the cleanup short
+        signal.signal(s, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
+def _on_stop_signals(handler) -> dict:
+    """Install ``handler`` for SIGTERM and SIGHUP (main thread only); the handlers it replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+
+
 def grade(exercise: str, submissions: list, out: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT,
           cell_timeout: Optional[float] = None, isolation: str = "auto", progress=None) -> list:
-    """Grade ``submissions`` against ``exercise``; rows are appended to CSV ``out`` as they come."""
+    """Grade ``submissions`` against ``exercise``; rows are appended to CSV ``out`` as they come,
+    and one total per submission to :func:`totals_path` of it. SIGTERM or SIGHUP stops the
+    batch (:class:`Stopped`) after removing its private folder and killing what it started."""
     if not submissions or isinstance(submissions, str):
         raise ValueError("submissions: give a list of at least one notebook to grade")
-    out = check_out(out, submissions) if out else None
-    batch = prepare(exercise, timeout, cell_timeout, isolation)
-    sandbox.become_subreaper()
-    all_rows = []
+    if out:
+        protected = protected_folders(find_exercise(exercise))
+        out = check_out(out, submissions, protected)
+        check_out(totals_path(out), submissions, protected)
+    previous = _on_stop_signals(_raise_stopped)
+    batch = None
+    handles = []
     try:
-        handle = open(out, "w", newline="", encoding="utf-8") if out else None
-        try:
-            writer = csv.DictWriter(handle, fieldnames=FIELDS) if handle else None
+        batch = prepare(exercise, timeout, cell_timeout, isolation)
+        sandbox.become_subreaper()
+        groups = copy_groups(submissions)
+        handle, writer = open_csv(out, FIELDS)
+        totals_handle, totals = open_csv(out and totals_path(out), TOTAL_FIELDS)
+        handles = [h for h in (handle, totals_handle) if h]
+        all_rows = []
+        for path in submissions:
+            try:
+                rows = grade_one(path, batch)
+            except Exception as error:  # noqa: BLE001 - one submission never stops the batch
+                rows = _rows(path, batch, "failed", {}, lambda q: f"not graded: the grader failed on "
+                             f"this submission ({type(error).__name__}: {str(error)[:200]})")
+            if groups.get(path):
+                for r in rows:
+                    r["reason"] = cut_reason(r["reason"] + "; " + copy_note(groups[path]))
+            all_rows.extend(rows)
             if writer:
-                writer.writeheader()
-                handle.flush()
-            first_with = {}    # content digest -> the first submission that had it
-            for path in submissions:
-                try:
-                    rows = grade_one(path, batch)
-                    digest = _digest(path) if os.path.isfile(path) else ""
-                    same = first_with.setdefault(digest, path) if digest else path
-                except Exception as error:  # noqa: BLE001 - one submission never stops the batch
-                    rows, same = _rows(path, batch, "failed", {}, lambda q: f"not graded: the grader failed on "
-                                       f"this submission ({type(error).__name__}: {str(error)[:200]})"), path
-                if same != path:
-                    for r in rows:
-                        r["reason"] += "; " + safe_text(f"the same file content as {same}")
-                all_rows.extend(rows)
-                if writer:
-                    writer.writerows(rows)
-                    handle.flush()
-                if progress:
-                    progress(path, rows)
-        finally:
-            if handle:
-                handle.close()
+                writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in rows)
+                totals.writerow({k: csv_cell(v) for k, v in total_row(rows).items()})
+                for h in handles:
+                    h.flush()
+            if progress:
+                progress(path, rows)
+        return all_rows
     finally:
-        limits.remove_tree(batch.folder)
-    return all_rows
+        for h in handles:
+            h.close()
+        if batch is not None:
+            sandbox.kill_descendants()
+            limits.remove_tree(batch.folder)
+        _restore_signals(previous)
 
 
-def _digest(path: str) -> str:
-    """SHA-256 of a file's bytes, read in blocks ('' where it cannot be read)."""
-    import hashlib
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return ""
-    return h.hexdigest()
+def _restore_signals(previous: dict) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
 
 
 def summary(rows: list) -> dict:

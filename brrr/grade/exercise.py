@@ -10,6 +10,7 @@ from typing import Optional
 
 AUTOGRADER_SUFFIX = "-autograder.zip"
 ANSWER_TAG = "otter_answer_cell"  # otter assign tags the cells students fill in
+MAX_NOTEBOOK_BYTES = 16 << 20     # a larger submission is refused unparsed (the grader's memory)
 
 
 @dataclass
@@ -113,17 +114,39 @@ def _source(cell: dict) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
+def linked_component(path: str) -> str:
+    """The first part of ``path``, as given, that is a symbolic link (a folder on the way or the
+    file itself), or '' when there is none. A relative path's parts are checked from the current
+    folder, whose own ancestors are the grader's choice."""
+    current = os.sep if os.path.isabs(path) else ""
+    for part in path.split(os.sep):
+        if part in ("", "."):
+            continue
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            return current
+    return ""
+
+
 def read_submission(path: str):
-    """(notebook dict, "") or (None, reason) when it is not a readable notebook."""
+    """(notebook dict, "") or (None, reason) when it is not a readable notebook. At most
+    :data:`MAX_NOTEBOOK_BYTES` are read: a larger file is refused before it is parsed."""
     try:
-        if os.path.getsize(path) > 50_000_000:
-            return None, "the file is over 50 MB"
-        with open(path, encoding="utf-8") as f:
-            nb = json.load(f)
-    except (OSError, UnicodeDecodeError) as error:
+        with open(path, "rb") as f:
+            data = f.read(MAX_NOTEBOOK_BYTES + 1)
+    except OSError as error:
+        return None, f"could not read the file: {error}"
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        return None, (f"{os.path.basename(path)} is over {MAX_NOTEBOOK_BYTES >> 20} MiB, the most a notebook "
+                      "may be (clear its outputs and hand it in again)")
+    try:
+        nb = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
         return None, f"could not read the file: {error}"
     except json.JSONDecodeError as error:
         return None, f"not valid JSON (a corrupt or truncated notebook): {error}"
+    except RecursionError:
+        return None, "not valid JSON (nested too deep)"
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         return None, "valid JSON but not a notebook (no list of cells)"
     try:

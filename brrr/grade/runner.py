@@ -8,7 +8,9 @@ folder the kernel cannot see, so when a cell hangs (the kernel is killed, not in
 a notebook can ignore SIGINT) or the whole run is stopped, the answers given before still
 count. It starts by copying the submission's files (``SEED``: the notebook, the public tests,
 the device's peaks cache) into ``WORKDIR``, which at the bubblewrap level is a size-limited
-tmpfs only this process and its kernel see (``brrr.grade.sandbox.own_folder``).
+tmpfs only this process and its kernel see (``brrr.grade.sandbox.own_folder``). A message no
+honest kernel sends (a ``status`` without its state) ends the run with ``runner_error`` in the
+status, and the grader fails that submission.
 
     python -m brrr.grade.runner NOTEBOOK WORKDIR OUTDIR CELL_TIMEOUT LEVEL [IDENTITY [SEED]]
 """
@@ -29,11 +31,14 @@ MAX_ERRORS_PER_CELL = 5
 MAX_ERROR_CHARS = 2_000            # of an error's message and of each traceback line kept
 MAX_TRACEBACK_LINES = 20
 MAX_MESSAGE_BYTES = 32 << 20       # a larger message from the kernel drops its connection
+MAX_KEPT_ERRORS = 5                # errors a status keeps (all are counted)
+MAX_KEPT_ERROR_CHARS = 80          # of each kept error's message
 
 
 def _kernel_manager(workdir: str, level: str, identity: int):
     """A kernel manager whose kernel runs at ``level`` as ``identity``, talking over sockets in
     ``workdir``."""
+    import zmq
     from jupyter_client.manager import AsyncKernelManager
 
     class SandboxedKernelManager(AsyncKernelManager):
@@ -45,6 +50,11 @@ def _kernel_manager(workdir: str, level: str, identity: int):
             super().write_connection_file(**kwargs)
             sandbox.hand_over(self.connection_file, identity)  # the kernel must read it
 
+        def client(self, **kwargs):
+            kc = super().client(**kwargs)      # a context of its own: the cap is set on it too
+            kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+            return kc
+
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             # no descriptor of the grader's: its log is this process's stdout and stderr
             kw.update(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -55,9 +65,12 @@ def _kernel_manager(workdir: str, level: str, identity: int):
     sandbox.hand_over(sockets, identity)
     km = SandboxedKernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"),
                                 connection_file=os.path.join(sockets, "connection.json"))
-    import zmq
-    km.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)   # every socket made for this kernel
+    km.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)   # the manager's sockets
     return km
+
+
+class MalformedMessage(Exception):
+    """A message from the kernel that no honest kernel sends: the run stops, the submission fails."""
 
 
 def _errors_only_client():
@@ -80,6 +93,14 @@ def _errors_only_client():
         def handle_comm_msg(self, outs, msg, cell_index):
             return None
 
+        def process_message(self, msg, cell, cell_index):
+            content = msg.get("content")
+            if not isinstance(msg.get("msg_type"), str) or not isinstance(content, dict):
+                raise MalformedMessage("the kernel sent a message without a type or content")
+            if msg["msg_type"] == "status" and not isinstance(content.get("execution_state"), str):
+                raise MalformedMessage("the kernel sent a malformed 'status' message (no execution_state)")
+            return super().process_message(msg, cell, cell_index)
+
     return ErrorsOnlyClient
 
 
@@ -96,7 +117,7 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
     sandbox.hand_over(workdir, identity)
     nb = nbformat.read(notebook, as_version=4)
     code_cells = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    status = {"cells": len(code_cells), "executed": 0, "errors": [], "timed_out": None,
+    status = {"cells": len(code_cells), "executed": 0, "errors": [], "error_count": 0, "timed_out": None,
               "kernel_died": False, "over_limit": "", "snapshot_failures": 0, "level": level}
     snapshot_path, status_path = os.path.join(outdir, "snapshot.json"), os.path.join(outdir, "status.json")
     write_text(status_path, json.dumps(status))
@@ -121,13 +142,20 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
             except DeadKernelError:
                 status["kernel_died"] = True
                 break
+            except Exception as error:   # noqa: BLE001 - a message the client could not read
+                status["runner_error"] = (str(error) if isinstance(error, MalformedMessage) else
+                                          "the kernel sent a message the runner could not read "
+                                          f"({type(error).__name__})")
+                break
             if watch.poll():  # full now, or killed between the cell's reply and here: no snapshot
                 break              # (a dead kernel would keep it waiting EXPORT_TIMEOUT)
             status["executed"] = number
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
-                    status["errors"].append(f"cell {number}: {output.get('ename')}: "
-                                            f"{str(output.get('evalue', ''))[:160]}")
+                    status["error_count"] += 1
+                    if len(status["errors"]) < MAX_KEPT_ERRORS:
+                        status["errors"].append(error_line(number, output))
+            cell["outputs"] = []       # what the status needs is kept: no cell's errors pile up
             if not _snapshot(client, snapshot_path):
                 status["snapshot_failures"] += 1
             write_text(status_path, json.dumps(status))
@@ -135,6 +163,14 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
     status["over_limit"] = watch.reason
     write_text(status_path, json.dumps(status))
     return status
+
+
+def error_line(number: int, output: dict) -> str:
+    """One kept error: its cell, its exception's name (an identifier) and the start of its message,
+    short, since the text is the submission's and reaches the CSV."""
+    name = str(output.get("ename", ""))
+    name = name if name.isidentifier() else "an error"
+    return f"cell {number}: {name[:40]}: {str(output.get('evalue', ''))[:MAX_KEPT_ERROR_CHARS]}"
 
 
 def _snapshot(client, path: str) -> bool:
