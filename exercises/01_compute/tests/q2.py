@@ -14,7 +14,8 @@ def test_peaks_are_this_devices(peak_flops_used, peak_bandwidth_used):
 
 @test_case(points=1, hidden=False)
 def test_prediction_follows_from_your_peaks(predicted_mm_seconds, flops_mm, nbytes_mm, peak_flops_used, peak_bandwidth_used):
-    expected = max(float(flops_mm) / float(peak_flops_used), float(nbytes_mm) / float(peak_bandwidth_used))
+    from brrr.grade.context import positive
+    expected = max(positive('flops_mm', flops_mm) / positive('peak_flops_used', peak_flops_used), positive('nbytes_mm', nbytes_mm) / positive('peak_bandwidth_used', peak_bandwidth_used))
     assert expected > 0, 'flops_mm and nbytes_mm should be positive counts'
     assert abs(float(predicted_mm_seconds) - expected) <= 0.01 * expected, f'max(FLOPs / peak FLOP/s, bytes / peak bandwidth) from your own numbers is {expected:.4g} s'
 

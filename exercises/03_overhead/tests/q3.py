@@ -7,7 +7,8 @@ points = None
 
 @test_case(points=1, hidden=False)
 def test_shapes(peak_bw, t_pred_us, sizes):
-    import numbers
-    assert isinstance(peak_bw, numbers.Real) and peak_bw > 0, 'peak_bw: bytes per second'
+    from brrr.grade.context import filled, positive
+    positive('peak_bw', peak_bw)
+    filled('sizes', sizes)
     assert isinstance(t_pred_us, dict) and sorted(t_pred_us) == sorted(sizes), 't_pred_us should map every size in sizes to a time in µs'
 

@@ -8,6 +8,8 @@ points = None
 @test_case(points=1, hidden=False)
 def test_shapes(my_roof, predicted_regimes, measured_regimes, sizes):
     import brrr
+    from brrr.grade.context import filled
+    filled('sizes', sizes)
     assert isinstance(my_roof, brrr.Roofline), 'my_roof should be a brrr.Roofline'
     allowed = ('compute-bound', 'memory-bound', 'overhead-bound')
     for regimes in (predicted_regimes, measured_regimes):
