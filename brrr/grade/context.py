@@ -90,13 +90,16 @@ def measured(name: str, timing, flops: float = 0.0, nbytes: float = 0.0):
     median at least :data:`brrr.timing.MIN_GRAPH_CALL_SECONDS`) and whose rates the grading
     device can reach: for a call of ``flops`` FLOPs (else the Timing's own ``flops``), at most
     :data:`RATE_SLACK` times its float32 peak; for ``nbytes`` bytes (else the Timing's own
-    ``nbytes``) too many to stay in its last-level cache (brrr.timing's CACHE_FACTOR times it), at most RATE_SLACK times its bandwidth.
-    Else AssertionError naming it."""
+    ``nbytes``) too many to stay in its last-level cache (:data:`brrr.timing.CACHE_FACTOR` times
+    it), at most RATE_SLACK times its bandwidth. Else AssertionError naming it."""
     import math
     from ..timing import CACHE_FACTOR, MIN_GRAPH_CALL_SECONDS, Timing
     assert isinstance(timing, Timing), f"{name} should be the Timing that brrr.bench returns"
-    samples = list(timing.samples) if isinstance(timing.samples, (list, tuple)) else []
-    assert samples and all(isinstance(t, (int, float)) and math.isfinite(t) and t > 0 for t in samples), (
+    try:
+        samples = [float(t) for t in timing.samples]
+    except (TypeError, ValueError):
+        samples = []
+    assert samples and all(math.isfinite(t) and t > 0 for t in samples), (
         f"{name} should hold the positive, finite times brrr.bench measured")
     median = timing.median
     assert median >= MIN_GRAPH_CALL_SECONDS, f"{name} has a median of {median!r:.20}, less than any call takes"

@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q6"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_shapes(batch_records, verdicts, batches):
     from brrr.grade.context import filled
     filled('batches', batches, least=2)

@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q1"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_format(n_params, flops_per_token_small, flops_per_token_large, gpt2_flops_per_token, gpt2_attention_crossover):
     import numbers
     for value in (n_params, flops_per_token_small, flops_per_token_large, gpt2_flops_per_token, gpt2_attention_crossover):

@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q3"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_format(t_small, t_large, seconds_per_token_small, seconds_per_token_large, mfu_small, mfu_large, roofline_fraction_small, roofline_fraction_large, batching_speedup):
     from brrr.grade.context import measured
     measured('t_small', t_small)

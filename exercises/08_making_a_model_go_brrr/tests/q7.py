@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q7"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_format(n_matmul_weights, train_flops_per_token, train_step_flops, t_train, train_tokens_per_second, mfu_peak_name, mfu_peak_flops, train_mfu):
     import numbers
     import brrr
