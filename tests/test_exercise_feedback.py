@@ -65,7 +65,7 @@ def test_public_ranges_catch_a_wrong_unit(case):
     tflops = flops / seconds / 1e12
     public = case("01_compute", "q3/test_tflops_from_your_timing")
     public(tflops_mm=tflops, mfu_mm=tflops * 1e12 / PEAKS["peak_flops"], t_mm=t_mm, n_mm=n)
-    assert "between 0 and 1" in failure(public, tflops_mm=tflops, mfu_mm=100 * tflops * 1e12 / PEAKS["peak_flops"],
+    assert "near or below 1" in failure(public, tflops_mm=tflops, mfu_mm=100 * tflops * 1e12 / PEAKS["peak_flops"],
                                         t_mm=t_mm, n_mm=n)
     import brrr
     fmt = case("02_memory_bandwidth", "q2/test_format")

@@ -14,6 +14,6 @@ def test_format(alex_time_by_kind, alex_slowest_kind, alex_regime, alex_weight_s
     assert all((isinstance(t, numbers.Real) and t > 0 for t in alex_time_by_kind.values())), 'seconds'
     assert alex_slowest_kind in ('standard', 'group', 'fc')
     assert choice('alex_regime', alex_regime, ('compute-bound', 'memory-bound'))
-    assert isinstance(alex_weight_share, numbers.Real) and 0 <= alex_weight_share <= 1, 'a fraction'
+    assert isinstance(alex_weight_share, numbers.Real) and 0 < alex_weight_share <= 1, 'a fraction'
     assert choice('alex_fix', alex_fix), 'one letter, as a string'
 
