@@ -177,7 +177,7 @@ def test_every_argument_is_checked_among_right_answers(stem, solved, quick, tmp_
     replaced by a degenerate value (issue 34): the mixed fuzz rarely leaves all but one argument right."""
     import inspect
     import warnings
-    from test_exercise_givens import _cases, _mixed_values
+    from test_exercise_givens import _cases, _mixed_values, _shown
     answers, values, unchecked = _answers(solved[stem], stem), _mixed_values(), []
     for name, fn in _cases(os.path.join(ROOT, "exercises", stem, f"{stem}-autograder.zip"), str(tmp_path)):
         right = {p: answers[p] for p in inspect.signature(fn).parameters}
@@ -187,12 +187,12 @@ def test_every_argument_is_checked_among_right_answers(stem, solved, quick, tmp_
             unchecked.append(f"{name} fails on the solution's own answers: {error}")
             continue
         for p in right:
-            for i, value in enumerate(values):
+            for value in values:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     try:
                         fn(**{**right, p: value})
                     except Exception:  # noqa: BLE001 - a degenerate argument should fail the case
                         continue
-                unchecked.append(f"{name}({p}=degenerate value {i})")
+                unchecked.append(f"{name}({p}={_shown(value)})")
     assert not unchecked, f"arguments a test case reads without checking: {unchecked}"
