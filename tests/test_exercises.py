@@ -156,3 +156,43 @@ def test_blank_scores_below_full_marks(stem, quick):
     for r in rows:
         assert r["score"] < r["possible"], r
         assert "untouched blank" in r["reason"]
+
+
+def _answers(notebook: str, stem: str) -> dict:
+    """The namespace a solved notebook leaves, as the scorer reads it (a snapshot, restored)."""
+    import nbformat
+    from nbclient import NotebookClient
+    from brrr.grade.answers import restore
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("from brrr.grade.answers import snapshot as _s\nprint(_s(globals()))"))
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": os.path.join(ROOT, "exercises", stem)}}).execute()
+    return restore("".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("name") == "stdout"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", STEMS)
+def test_every_argument_is_checked_among_right_answers(stem, solved, quick, tmp_path):
+    """Every test case passes on the solution's answers and fails when any one of its arguments is
+    replaced by a degenerate value (issue 34): the mixed fuzz rarely leaves all but one argument right."""
+    import inspect
+    import warnings
+    from test_exercise_givens import _cases, _mixed_values, _shown
+    answers, values, unchecked = _answers(solved[stem], stem), _mixed_values(), []
+    for name, fn in _cases(os.path.join(ROOT, "exercises", stem, f"{stem}-autograder.zip"), str(tmp_path)):
+        right = {p: answers[p] for p in inspect.signature(fn).parameters}
+        try:
+            fn(**right)
+        except AssertionError as error:      # a measurement of this run that the case refuses
+            unchecked.append(f"{name} fails on the solution's own answers: {error}")
+            continue
+        for p in right:
+            for value in values:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        fn(**{**right, p: value})
+                    except Exception:  # noqa: BLE001 - a degenerate argument should fail the case
+                        continue
+                unchecked.append(f"{name}({p}={_shown(value)})")
+    assert not unchecked, f"arguments a test case reads without checking: {unchecked}"

@@ -16,9 +16,10 @@ FIELDS = ("name", "backend", "peak_flops", "peak_bandwidth")
 
 
 def describe(dev) -> dict:
-    """The record tests use: name, backend, peak FLOP/s (float32) and bandwidth (bytes/s)."""
+    """The record tests use: name, backend, peak FLOP/s (float32), bandwidth (bytes/s) and the
+    last-level cache (bytes; a transfer that fits in it may outrun the bandwidth)."""
     return {"name": dev.name, "backend": dev.backend, "peak_flops": float(dev.peak_flops("float32")),
-            "peak_bandwidth": float(dev.peak_bandwidth)}
+            "peak_bandwidth": float(dev.peak_bandwidth), "cache_bytes": int(getattr(dev, "l2_bytes", 0) or 0)}
 
 
 def grader_device() -> dict:
@@ -81,22 +82,53 @@ def filled(name: str, value, keys=None, least: int = 1):
     return value
 
 
-RATE_SLACK = 2.0   # a timing may claim at most this many times the grading device's float32 peak
+RATE_SLACK = 2.0   # a timing may claim at most this many times the grading device's peaks
 
 
-def measured(name: str, timing, flops: float = 0.0):
-    """``timing`` as a brrr Timing whose median is a time a real call can take (at least
-    :data:`brrr.timing.MIN_GRAPH_CALL_SECONDS`) and, for a call of ``flops`` FLOPs, a rate the
-    grading device can reach (at most :data:`RATE_SLACK` times its float32 peak); else
-    AssertionError naming it."""
+def measured(name: str, timing, flops: float = 0.0, nbytes: float = 0.0):
+    """``timing`` as a brrr Timing of samples that are finite times a real call can take (the
+    median at least :data:`brrr.timing.MIN_GRAPH_CALL_SECONDS`) and whose rates the grading
+    device can reach: for a call of ``flops`` FLOPs (else the Timing's own ``flops``), at most
+    :data:`RATE_SLACK` times its float32 peak; for ``nbytes`` bytes (else the Timing's own
+    ``nbytes``) too many to stay in its last-level cache (:data:`brrr.timing.CACHE_FACTOR` times
+    it), at most RATE_SLACK times its bandwidth. Else AssertionError naming it."""
     import math
-    from ..timing import MIN_GRAPH_CALL_SECONDS, Timing
+    from ..timing import CACHE_FACTOR, MIN_GRAPH_CALL_SECONDS, Timing
     assert isinstance(timing, Timing), f"{name} should be the Timing that brrr.bench returns"
+    try:
+        samples = [float(t) for t in timing.samples]
+    except (TypeError, ValueError):
+        samples = []
+    assert samples and all(math.isfinite(t) and t > 0 for t in samples), (
+        f"{name} should hold the positive, finite times brrr.bench measured")
     median = timing.median
-    assert math.isfinite(median) and median >= MIN_GRAPH_CALL_SECONDS, (
-        f"{name} has a median of {median!r:.20}, less than any call takes")
+    assert median >= MIN_GRAPH_CALL_SECONDS, f"{name} has a median of {median!r:.20}, less than any call takes"
+    flops = flops or timing.flops or 0.0
+    nbytes = nbytes or timing.nbytes or 0.0
+    if flops or nbytes:
+        device = grader_device()
     if flops:
-        peak = float(grader_device()["peak_flops"])
+        peak = float(device["peak_flops"])
         assert flops / median <= RATE_SLACK * peak, (
             f"{name} claims {flops / median:.3g} FLOP/s, over {RATE_SLACK:g} times this device's peak of {peak:.3g}")
+    if nbytes and nbytes >= CACHE_FACTOR * float(device.get("cache_bytes") or 0):
+        peak = float(device["peak_bandwidth"])
+        assert nbytes / median <= RATE_SLACK * peak, (
+            f"{name} claims {nbytes / median:.3g} bytes/s, over {RATE_SLACK:g} times this device's peak "
+            f"bandwidth of {peak:.3g}")
     return timing
+
+
+# --- answers chosen from a list: a regime, a letter ------------------------------------------
+REGIMES = ("compute-bound", "memory-bound", "overhead-bound")
+LETTERS = ("a", "b", "c", "d")
+
+
+def choice(name: str, value, choices=LETTERS) -> str:
+    """A regime or letter answer, compared case- and whitespace-insensitively: ``value``
+    stripped and lower-cased when that is one of ``choices``, else AssertionError naming it.
+    Every test that reads such an answer reads it through this, public and hidden alike."""
+    text = value.strip().lower() if isinstance(value, str) else None
+    assert text in choices, (f"{name} should be one of {', '.join(map(repr, choices))} "
+                             f"(as a string; case and spaces do not matter), not {value!r:.40}")
+    return text

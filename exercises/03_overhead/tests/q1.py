@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q1"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_timing(t_tiny):
     from brrr.grade.context import measured
     measured('t_tiny', t_tiny)
@@ -13,7 +14,8 @@ def test_timing(t_tiny):
     assert isinstance(t_tiny, brrr.Timing), 't_tiny should be the Timing brrr.bench returns'
     assert t_tiny.mode == 'hot' and t_tiny.backend == 'cpu', "use cache='hot' and backend='cpu'"
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="tiny_us follows from your timing; the hidden tests grade the rest")
 def test_microseconds(tiny_us, t_tiny):
     from brrr.grade.context import measured
     measured('t_tiny', t_tiny)

@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q1"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="bytes_fused_3 is right; the hidden tests grade the other counts")
 def test_fused(bytes_fused_3):
     import numbers
 

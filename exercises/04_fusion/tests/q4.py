@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q4"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_timings(t_fused_cos2, t_unfused_cos2):
     from brrr.grade.context import measured
     measured('t_fused_cos2', t_fused_cos2)

@@ -5,8 +5,10 @@ OK_FORMAT = False
 name = "q6"
 points = None
 
-@test_case(points=0, hidden=False)
+@test_case(points=0, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_format(answer_same, answer_cap, answer_cos, answer_epilogue, answer_flash):
+    from brrr.grade.context import choice
     for a in (answer_same, answer_cap, answer_cos, answer_epilogue, answer_flash):
-        assert isinstance(a, str) and a.strip().lower() in ('a', 'b', 'c', 'd'), "each answer is one letter: 'a' to 'd'"
+        assert choice('each answer', a), "each answer is one letter: 'a' to 'd'"
 

@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q2"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_shape(by_hand, counted):
     import numbers
     for values in (by_hand, counted):

@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q3"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_shape(model_bytes):
     import numbers
     assert set(model_bytes) == {0, 1, 2, 4, 8, 16, 32}, 'one entry per segment length in EVERY'

@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q5"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_timings(t_plain, t_ckpt):
     from brrr.grade.context import measured
     measured('t_plain', t_plain)

@@ -5,7 +5,8 @@ OK_FORMAT = False
 name = "q3"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="net_ai_c follows from your net_counts; the hidden tests grade the counts")
 def test_ai_c(net_ai_c, net_counts):
     from brrr.grade.context import filled, positive
     filled('net_counts', net_counts, keys=['alexnet', 'vgg16', 'mobilenet_v1'])

@@ -5,11 +5,15 @@ OK_FORMAT = False
 name = "q1"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_format(regimes, remedy):
-    names = {'compute-bound', 'memory-bound', 'overhead-bound'}
+    from brrr.grade.context import REGIMES, choice
     assert isinstance(regimes, dict) and set(regimes) == {'matmul', 'layer_norm', 'tiny_add'}
-    assert all((isinstance(r, str) and r in names for r in regimes.values())), "each regime is one of 'compute-bound', 'memory-bound', 'overhead-bound'"
-    assert isinstance(remedy, dict) and set(remedy) == names, 'remedy maps each regime to a letter'
-    assert all((isinstance(v, str) and v in ('a', 'b', 'c') for v in remedy.values()))
+    for op, r in regimes.items():
+        choice(f'regimes[{op!r}]', r, REGIMES)
+    assert isinstance(remedy, dict), 'remedy maps each regime to a letter'
+    assert {choice('each key of remedy', k, REGIMES) for k in remedy} == set(REGIMES), 'remedy maps each regime to a letter'
+    for k, v in remedy.items():
+        choice(f'remedy[{k!r}]', v, ('a', 'b', 'c'))
 

@@ -5,14 +5,17 @@ OK_FORMAT = False
 name = "q3"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_format(rows, linear_seconds, linear_efficiency, matmul_flop_share, matmul_time_share, small_ops_answer):
+    from brrr.grade.context import positive
+    from brrr.grade.context import choice
     import numbers
     keys = {'op', 'category', 'flops', 'nbytes', 'seconds', 'roofline_seconds', 'regime'}
     assert isinstance(rows, dict) and keys <= set(rows), 'rows = table[columns].to_dict("list"): a dict of lists'
     assert len(rows['op']) >= 4 and all((len(rows[k]) == len(rows['op']) for k in keys))
-    for value in (linear_seconds, linear_efficiency, matmul_flop_share, matmul_time_share):
-        assert isinstance(value, numbers.Real) and (not isinstance(value, bool)) and (value > 0)
+    for name, value in (('linear_seconds', linear_seconds), ('linear_efficiency', linear_efficiency), ('matmul_flop_share', matmul_flop_share), ('matmul_time_share', matmul_time_share)):
+        positive(name, value)
     assert matmul_flop_share <= 1 and matmul_time_share <= 1, 'shares are fractions of 1'
-    assert small_ops_answer in ('a', 'b', 'c', 'd')
+    assert choice('small_ops_answer', small_ops_answer)
 

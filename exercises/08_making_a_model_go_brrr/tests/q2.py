@@ -5,11 +5,14 @@ OK_FORMAT = False
 name = "q2"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_format(peak_flops, peak_bandwidth, weight_bytes, roofline_per_token_small, roofline_per_token_large, roofline_regime_small, roofline_regime_large):
+    from brrr.grade.context import positive
+    from brrr.grade.context import choice
     import numbers
-    for value in (peak_flops, peak_bandwidth, weight_bytes, roofline_per_token_small, roofline_per_token_large):
-        assert isinstance(value, numbers.Real) and (not isinstance(value, bool)) and (value > 0), 'peaks, bytes and times are positive numbers'
-    assert roofline_regime_small in ('compute-bound', 'memory-bound')
-    assert roofline_regime_large in ('compute-bound', 'memory-bound')
+    for name, value in (('peak_flops', peak_flops), ('peak_bandwidth', peak_bandwidth), ('weight_bytes', weight_bytes), ('roofline_per_token_small', roofline_per_token_small), ('roofline_per_token_large', roofline_per_token_large)):
+        positive(name, value)
+    assert choice('roofline_regime_small', roofline_regime_small, ('compute-bound', 'memory-bound'))
+    assert choice('roofline_regime_large', roofline_regime_large, ('compute-bound', 'memory-bound'))
 

@@ -5,15 +5,18 @@ OK_FORMAT = False
 name = "q6"
 points = None
 
-@test_case(points=1, hidden=False)
+@test_case(points=1, hidden=False, 
+    success_message="the answers have the right form; the hidden tests grade their values")
 def test_format(decode_weight_bytes, decode_floor, t_decode, decode_floor_multiple, decode_calls, fixed_cost, decode_issue_seconds, decode_regime, decode_issue_share):
+    from brrr.grade.context import positive
     import numbers
     import brrr
     from brrr.grade.context import measured, whole
     measured('t_decode', t_decode)
     assert isinstance(t_decode, brrr.Timing), 't_decode is what brrr.bench returns'
     whole('decode_calls', decode_calls)
-    for value in (decode_weight_bytes, decode_floor, decode_floor_multiple, fixed_cost, decode_issue_seconds, decode_issue_share):
-        assert isinstance(value, numbers.Real) and (not isinstance(value, bool)) and (value > 0), 'bytes, times, multiples and shares are positive numbers'
-    assert decode_regime in ('overhead-bound', 'memory-bound'), '"overhead-bound" or "memory-bound" (a decode step at batch 1 is never compute-bound)'
+    for name, value in (('decode_weight_bytes', decode_weight_bytes), ('decode_floor', decode_floor), ('decode_floor_multiple', decode_floor_multiple), ('fixed_cost', fixed_cost), ('decode_issue_seconds', decode_issue_seconds), ('decode_issue_share', decode_issue_share)):
+        positive(name, value)
+    from brrr.grade.context import choice
+    assert choice('decode_regime', decode_regime, ('overhead-bound', 'memory-bound')), '"overhead-bound" or "memory-bound" (a decode step at batch 1 is never compute-bound)'
 
