@@ -306,8 +306,8 @@ def grade(exercise: str, submissions: list, out: Optional[str] = None, timeout: 
             try:
                 rows = grade_one(path, batch)
             except Exception as error:  # noqa: BLE001 - one submission never stops the batch
-                rows = _rows(path, batch, "failed", {}, lambda q: f"not graded: the grader failed on "
-                             f"this submission ({type(error).__name__}: {str(error)[:200]})")
+                why = f"not graded: the grader failed on this submission ({type(error).__name__}: {str(error)[:200]})"
+                rows = _rows(path, batch, "failed", {}, lambda q: why)
             if groups.get(path):
                 for r in rows:
                     r["reason"] = cut_reason(r["reason"] + "; " + copy_note(groups[path]))
