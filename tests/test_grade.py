@@ -675,6 +675,36 @@ def test_forged_array_types_and_sizes_decode_to_placeholders():
     assert fine.dtype == "float32" and fine.shape == (2, 2)
 
 
+def test_dicts_and_sets_of_too_many_keys_are_refused_before_they_are_built():
+    """Issue 34: a snapshot of keys that share one hash (ints equal mod 2**61 - 1) made building its
+    dict quadratic, 125 s of the scorer's CPU; 60,000 such keys took 19 s here. The count of keys is
+    bounded, in one dict or set and in the whole snapshot, and keys must be cheap to compare."""
+    from brrr.grade import answers
+    P = 2 ** 61 - 1
+    colliding = [k * P for k in range(1, 60_001)]
+    assert len({hash(k) for k in colliding}) == 1
+    snapshot = json.dumps({"pairs": {"__dict__": [[k, 0] for k in colliding]}, "members": {"__set__": colliding},
+                           "words": {"__dict__": [[f"w{i}", i] for i in range(answers.MAX_KEYS + 1)]},
+                           "long_keys": {"__dict__": [[[0] * 1000 + [k], 0] for k in colliding[:100]]}})
+    start = time.process_time()
+    back = answers.restore(snapshot)
+    took = time.process_time() - start
+    for name in ("pairs", "members", "words"):
+        assert isinstance(back[name], answers.Unsupported) and "too many" in back[name].why, back[name]
+    assert "not a number, string or short tuple" in back["long_keys"].why
+    assert took < 10, f"{took:.1f} s of CPU to refuse it"       # generous: the old code took minutes
+    # many small dicts are bounded by the snapshot's total, before any is built
+    many = {f"d{i}": {"__dict__": [[k, 0] for k in colliding[:answers.MAX_KEYS]]}
+            for i in range(answers.MAX_SNAPSHOT_KEYS // answers.MAX_KEYS + 1)}
+    back = answers.restore(json.dumps(many))
+    refused = [name for name, v in back.items() if isinstance(v, answers.Unsupported)]
+    assert refused == [f"d{len(many) - 1}"] and "a snapshot may hold" in back[refused[0]].why
+    # what a student hands in: a dict too large is a placeholder that says why; small ones come back
+    ns = {"big": {i: i for i in range(answers.MAX_KEYS + 1)}, "ok": {("a", 1): {2, 3}, None: 1.5}}
+    back = answers.restore(answers.snapshot(ns))
+    assert "too many keys" in back["big"].why and back["ok"] == ns["ok"]
+
+
 @pytest.mark.slow
 def test_the_runner_keeps_what_a_kernel_sends_small(tmp_path):
     """The kernel holds no descriptor of the grader's log, long error messages are cut short (and
@@ -800,6 +830,9 @@ def test_the_instructor_guide_states_what_the_grader_does():
     text = " ".join(guide.split())
     assert f"A notebook over {MAX_NOTEBOOK_BYTES >> 20} MiB is refused before it is read" in text
     assert f"A reason is at most {batch_module.MAX_REASON_CHARS} characters" in text
+    from brrr.grade import answers
+    assert f"a dict or set of at most {answers.MAX_KEYS:,} keys" in text
+    assert f"{answers.MAX_SNAPSHOT_KEYS:,} in the whole snapshot" in text
     assert f"the first {runner.MAX_KEPT_ERROR_CHARS} characters of its message" in text
     assert f"a message over {runner.MAX_MESSAGE_BYTES >> 20} MiB drops the connection" in text
     assert "the first five" in text and runner.MAX_KEPT_ERRORS == 5

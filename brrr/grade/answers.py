@@ -18,6 +18,11 @@ MAX_VALUE_CHARS = 1_000_000        # one encoded answer; bigger ones arrive as U
 MAX_SNAPSHOT_CHARS = 8_000_000     # the whole snapshot
 MAX_DEPTH = 20
 MAX_ELEMENTS = 100_000             # an array or list longer than this is refused before encoding
+# Dict keys and set members: keys crafted to share a hash (ints equal mod 2**61 - 1) make building
+# a dict quadratic (60,000 such keys once took the scorer 19 s of CPU), so their count is bounded.
+MAX_KEYS = 1_000                   # keys of one dict, or members of one set
+MAX_SNAPSHOT_KEYS = 20_000         # keys and members in all of a snapshot's dicts and sets
+MAX_KEY_ITEMS = 8                  # items of a tuple key (each a number, string or None)
 IGNORED = {"In", "Out", "exit", "quit", "get_ipython", "grader", "otter"}
 # The array types an answer may decode to: numeric, one value per element, at most 16 bytes each.
 # A snapshot names its own dtype, so a forged 'S700000000' or a structured or subarray dtype
@@ -79,6 +84,8 @@ def encode(value, depth: int = 0):
     size = _size(value)
     if size > MAX_ELEMENTS:
         raise TypeError(f"too large to grade ({size:,} elements)")
+    if isinstance(value, (dict, set, frozenset)) and size > MAX_KEYS:
+        raise TypeError(f"too many keys to grade ({size:,}; at most {MAX_KEYS:,} in one dict or set)")
     if module.startswith("numpy") and hasattr(value, "dtype"):
         if getattr(value, "ndim", None) == 0:
             return encode(value.item(), depth)
@@ -140,9 +147,9 @@ def decode(obj):
     if "__tuple__" in obj:
         return tuple(decode(v) for v in obj["__tuple__"])
     if "__set__" in obj:
-        return set(_hashable(decode(v)) for v in obj["__set__"])
+        return _keyed("set", obj["__set__"], lambda keys: set(keys))
     if "__dict__" in obj:
-        return {_hashable(decode(k)): decode(v) for k, v in obj["__dict__"]}
+        return _keyed("dict", obj["__dict__"], lambda keys: {k: decode(v) for k, (_, v) in zip(keys, obj["__dict__"])})
     if "__ndarray__" in obj:
         return _array(obj)
     if "__brrr__" in obj:
@@ -185,6 +192,37 @@ def _hashable(value):
     return tuple(value) if isinstance(value, list) else value
 
 
+def _keyed(kind: str, items: list, build):
+    """A dict or set built by ``build`` from the decoded keys of ``items`` (members, or [key, value]
+    pairs), or Unsupported when there are over :data:`MAX_KEYS` or a key is not small: a number,
+    string, None or a tuple of up to :data:`MAX_KEY_ITEMS` of them (cheap to hash and compare)."""
+    if len(items) > MAX_KEYS:
+        return Unsupported(kind, f"too many keys to grade ({len(items):,}; at most {MAX_KEYS:,} in one dict or set)")
+    keys = [_hashable(decode(item if kind == "set" else item[0])) for item in items]
+    if not all(_small_key(k) for k in keys):
+        return Unsupported(kind, f"a {kind} with a key that is not a number, string or short tuple of them")
+    return build(keys)
+
+
+def _small_key(key) -> bool:
+    scalar = (type(None), bool, int, float, str)
+    return isinstance(key, scalar) or isinstance(key, tuple) and len(key) <= MAX_KEY_ITEMS \
+        and all(isinstance(k, scalar) for k in key)
+
+
+def _keys(obj) -> int:
+    """Dict keys and set members in an encoded value, counted before anything is decoded."""
+    count, stack = 0, [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            count += sum(len(item[tag]) for tag in ("__dict__", "__set__") if isinstance(item.get(tag), list))
+            stack.extend(item.values())
+    return count
+
+
 def gradable_names(namespace: dict) -> list:
     """The names a snapshot covers: public, not modules, functions or classes."""
     import types
@@ -212,13 +250,20 @@ def snapshot(namespace: dict) -> str:
 
 
 def restore(text: str) -> dict:
-    """Namespace (name -> value) from a snapshot's JSON text; bad entries become placeholders."""
+    """Namespace (name -> value) from a snapshot's JSON text; bad entries become placeholders, and
+    so do those past :data:`MAX_SNAPSHOT_KEYS` dict keys and set members, in the snapshot's order."""
     data = json.loads(text)
     if not isinstance(data, dict):
         raise ValueError("a snapshot must be a JSON object")
-    namespace = {}
+    namespace, keys_left = {}, MAX_SNAPSHOT_KEYS
     for name, obj in data.items():
         if isinstance(name, str) and name.isidentifier() and not name.startswith("_"):
+            keys = _keys(obj)
+            if keys > keys_left:     # refused before any dict or set is built
+                namespace[name] = Unsupported("value", f"too many dict keys and set members to grade ({keys:,}; "
+                                                       f"a snapshot may hold {MAX_SNAPSHOT_KEYS:,} in all)")
+                continue
+            keys_left -= keys
             try:
                 namespace[name] = decode(obj)
             except Exception as error:
