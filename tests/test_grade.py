@@ -116,6 +116,25 @@ def test_out_must_not_destroy_anything(tmp_path):
         g.grade(REAL_STEM, [totals], out=str(tmp_path / "scores.csv"))
 
 
+def test_a_file_given_twice_or_by_two_spellings_counts_once(tmp_path, monkeypatch):
+    """Issue 34: summary() counted one file once per spelling of its path, and the copy flags named
+    a file as a copy of itself."""
+    from brrr.grade.report import copy_groups
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    for name in ("a.ipynb", "copy.ipynb", "other.ipynb"):
+        (tmp_path / name).write_text("{}" if name != "other.ipynb" else '{"x": 1}')
+    spellings = ["a.ipynb", "a.ipynb", "./a.ipynb", str(tmp_path / "a.ipynb"), "sub/../a.ipynb"]
+    rows = [{"submission": p, "question": q, "status": "graded"} for p in spellings for q in ("q1", "q2")]
+    rows += [{"submission": p, "question": "q1", "status": s}
+             for p, s in (("other.ipynb", "failed"), ("gone.ipynb", "failed"), ("copy.ipynb", "timed out"))]
+    assert g.summary(rows) == {"graded": 1, "timed out": 1, "failed": 2}
+    groups = copy_groups(spellings + ["copy.ipynb", "other.ipynb"])
+    assert groups["copy.ipynb"] == spellings[:1] + spellings[2:]
+    assert all(groups[p] == ["copy.ipynb"] for p in spellings), groups
+    assert copy_groups(["a.ipynb", "./a.ipynb"]) == {}
+
+
 def test_out_is_never_inside_the_exercise_folder_actually_used(tmp_path, monkeypatch):
     """Issue 34: a name resolves from ./exercises first, so the folder guarded is the one used,
     wherever it is (and its exercises/ and solutions/), reached through a link or not."""

@@ -166,7 +166,7 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 128 + stop.signum
     counts = summary(rows)
-    print(f"{len(args.submissions)} submission(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    print(f"{sum(counts.values())} submission(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     if args.out:
         print(f"wrote {len(rows)} rows to {safe_text(args.out)} and {len(args.submissions)} totals to "
               f"{safe_text(totals_path(args.out))}")

@@ -27,7 +27,7 @@ from .. import config
 from . import limits, sandbox
 from .exercise import Exercise, find_exercise, is_untouched, linked_component, read_submission
 from .report import (FIELDS, MAX_REASON_CHARS, TOTAL_FIELDS, check_out, copy_groups, copy_note, csv_cell,  # noqa: F401
-                     cut_reason, open_csv, protected_folders, safe_text, total_row, totals_path)
+                     cut_reason, file_identity, open_csv, protected_folders, safe_text, total_row, totals_path)
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 DEFAULT_TIMEOUT = 600.0           # seconds per notebook
@@ -335,8 +335,9 @@ def _restore_signals(previous: dict) -> None:
 
 
 def summary(rows: list) -> dict:
-    """Submissions counted by status: {'graded': n, 'timed out': n, 'failed': n}."""
+    """Submissions counted by status: {'graded': n, 'timed out': n, 'failed': n}; a file given twice,
+    or by two spellings of its path, counts once (with the status of its first rows)."""
     status = {}
     for r in rows:
-        status.setdefault(r["submission"], r["status"])
+        status.setdefault(file_identity(r["submission"]), r["status"])
     return {s: sum(1 for v in status.values() if v == s) for s in STATUSES}

@@ -98,7 +98,7 @@ def total_row(rows: list) -> dict:
 
 def copy_groups(submissions: list) -> dict:
     """{path: [the other submissions with the same bytes]} for every submission that has a copy
-    in the batch (links and unreadable or oversized files left out)."""
+    in the batch (links, unreadable or oversized files, and other spellings of its own path left out)."""
     by_digest = {}
     for path in dict.fromkeys(submissions):
         if linked_component(path) or not os.path.isfile(path) or os.path.getsize(path) > MAX_NOTEBOOK_BYTES:
@@ -106,7 +106,18 @@ def copy_groups(submissions: list) -> dict:
         digest = _digest(path)
         if digest:
             by_digest.setdefault(digest, []).append(path)
-    return {p: [o for o in group if o != p] for group in by_digest.values() if len(group) > 1 for p in group}
+    groups = {p: [o for o in group if file_identity(o) != file_identity(p)] for group in by_digest.values() for p in group}
+    return {p: others for p, others in groups.items() if others}   # two spellings of one file are no copies
+
+
+def file_identity(path: str):
+    """What names one file however its path is spelled: (device, inode), or the absolute path
+    where it cannot be read."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.normpath(os.path.abspath(path))
+    return st.st_dev, st.st_ino
 
 
 def copy_note(others: list) -> str:
