@@ -867,3 +867,6 @@ def test_the_instructor_guide_states_what_the_grader_does():
     for forgeable in ("computed instead of measured", "Copied records", "A channel between submissions",
                       "Like copying a classmate's answers"):
         assert forgeable in remains
+    channel = remains[remains.index("A channel between submissions"):]
+    for remedy in ("on its own", "drop_caches", "a machine (or virtual machine) of its own", "compare answers"):
+        assert remedy in channel, remedy
