@@ -119,6 +119,38 @@ def measured(name: str, timing, flops: float = 0.0, nbytes: float = 0.0):
     return timing
 
 
+# --- units: public ranges that catch a wrong unit and give no value away -----------------------
+PEAK_RANGES = {"FLOP/s": (1e9, 1e17), "bytes/s": (1e9, 1e14)}   # from the slowest device to the fastest
+FRACTION_SLACK = 3.0   # a fraction of a peak or of a time may reach this (peaks are trusted to a factor of 3)
+
+
+def peak(name: str, value, unit: str) -> float:
+    """``value`` as a device's peak in ``unit`` ('FLOP/s' or 'bytes/s'), inside :data:`PEAK_RANGES`,
+    or AssertionError naming it and the likely slip (TFLOP/s or GB/s written as the number)."""
+    low, high = PEAK_RANGES[unit]
+    value = positive(name, value)
+    example = "19.5 TFLOP/s is 19.5e12, not 19.5" if unit == "FLOP/s" else "1.5 TB/s is 1.5e12, not 1.5 or 1500"
+    assert low <= value <= high, (f"{name} is in {unit}: a device's peak is between {low:.0e} and {high:.0e} "
+                                  f"{unit} ({example}), not {value:.3g}")
+    return value
+
+
+def fraction(name: str, value, most: float = FRACTION_SLACK) -> float:
+    """``value`` as a fraction above 0 and at most ``most``, or AssertionError naming it (a
+    percentage is the likely slip)."""
+    value = positive(name, value)
+    assert value <= most, f"{name} is a fraction, near or below 1 (0.5, not 50 for 50%), not {value:.3g}"
+    return value
+
+
+def byte_count(name: str, value) -> float:
+    """``value`` as a positive whole number of bytes, or AssertionError naming it (KB, KiB or MB
+    are the likely slip)."""
+    value = positive(name, value)
+    assert value.is_integer(), f"{name} counts bytes: a whole number of them, not {value:.6g} (bytes, not KB or MB)"
+    return value
+
+
 # --- answers chosen from a list: a regime, a letter ------------------------------------------
 REGIMES = ("compute-bound", "memory-bound", "overhead-bound")
 LETTERS = ("a", "b", "c", "d")

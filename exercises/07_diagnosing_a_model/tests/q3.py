@@ -14,7 +14,9 @@ def test_format(rows, linear_seconds, linear_efficiency, matmul_flop_share, matm
     keys = {'op', 'category', 'flops', 'nbytes', 'seconds', 'roofline_seconds', 'regime'}
     assert isinstance(rows, dict) and keys <= set(rows), 'rows = table[columns].to_dict("list"): a dict of lists'
     assert len(rows['op']) >= 4 and all((len(rows[k]) == len(rows['op']) for k in keys))
-    for name, value in (('linear_seconds', linear_seconds), ('linear_efficiency', linear_efficiency), ('matmul_flop_share', matmul_flop_share), ('matmul_time_share', matmul_time_share)):
+    from brrr.grade.context import fraction
+    fraction('linear_efficiency', linear_efficiency)
+    for name, value in (('linear_seconds', linear_seconds), ('matmul_flop_share', matmul_flop_share), ('matmul_time_share', matmul_time_share)):
         positive(name, value)
     assert matmul_flop_share <= 1 and matmul_time_share <= 1, 'shares are fractions of 1'
     assert choice('small_ops_answer', small_ops_answer)
