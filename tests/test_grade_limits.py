@@ -250,8 +250,11 @@ def test_the_instructor_guide_states_the_limits_the_code_sets():
     table = guide[guide.index("**Resource limits.**"):guide.index("**The risk that remains.**")]
     assert f"| {limits.MAX_TASKS} per sandbox" in table
     assert f"| {format_bytes(limits.MAX_FILE_BYTES)} (every level)" in table
-    assert f"a private {format_bytes(limits.TMP_BYTES)} in memory" in table
-    assert f"a private {format_bytes(limits.SHM_BYTES)} in memory" in table
+    assert f"a private {format_bytes(limits.TMP_BYTES)} and {limits.TMP_FILES:,} files in memory" in table
+    assert f"a private {format_bytes(limits.SHM_BYTES)} and {limits.SHM_FILES:,} files in memory" in table
+    assert f"| {format_bytes(limits.MEMORY_BYTES)} per submission's run" in table
+    assert f"used more than {format_bytes(limits.MEMORY_BYTES)}" in table
+    assert f"also {limits.MAX_TASKS + limits.TRUSTED_TASKS} per submission's run" in table
     held = limits.FOLDER_BYTES + limits.TMP_BYTES + limits.SHM_BYTES
     assert f"up to {format_bytes(held)} there" in table
     assert f"{format_bytes(limits.FOLDER_BYTES)} and {limits.FOLDER_FILES:,} files" in table

@@ -9,9 +9,10 @@ Levels, strongest first (``level()`` picks the strongest this machine offers):
     (no repository, no hidden tests, no autograder zip, no other submission, no output CSV,
     no network). When its first process ends, the kernel ends every process in the
     namespace, so nothing survives it. Its processes, file sizes, /tmp and folder are
-    bounded (``brrr.grade.limits``). The only places it can write are two size-limited tmpfs,
-    its folder (made by :func:`own_folder` for the runner, which binds it into the sandbox)
-    and ``/tmp``: the rest, ``/`` and ``/dev`` included, is read-only. A grader running as
+    bounded (``brrr.grade.limits``), and it can make no user namespace of its own. The only
+    places it can write are three tmpfs capped in bytes and files, its folder, ``/tmp`` and
+    ``/dev/shm`` (mounted by :func:`own_folder` for the runner, which binds them into the
+    sandbox): the rest, ``/`` and ``/dev`` included, is read-only. A grader running as
     root runs it as a user id of its own (the kernel exempts root from the process limit), in
     every namespace but the user one.
 ``none``
@@ -19,6 +20,9 @@ Levels, strongest first (``level()`` picks the strongest this machine offers):
     and every descendant is found (the grader is a child subreaper, so even a process that
     detached itself is reparented to it) and killed. The code can still read and write
     anything the grader's user can: use this only for trusted work.
+
+At either level a run's memory and processes are bounded where the grader can make a cgroup
+(``brrr.grade.cgroup``); :func:`bounds` names the bounds in force.
 
 Otter's Docker grading is not one of the levels: it runs the tests inside the student's
 kernel. Here tests never run in the student's process (see ``brrr.grade.answers``).
