@@ -145,6 +145,7 @@ def _run(batch: Batch, nb: dict, submission: str, run_dir: str) -> tuple:
         group.join()
         limits.limit_trusted_memory()
 
+    child = None
     try:
         with open(os.path.join(out, "log.txt"), "w", encoding="utf-8", errors="replace") as log:
             child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=out,
@@ -153,11 +154,12 @@ def _run(batch: Batch, nb: dict, submission: str, run_dir: str) -> tuple:
                 child.wait(timeout=batch.timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                child.kill()
-                child.wait()
+    finally:          # also when the grader is stopped: the group is removed once it is empty
+        if child is not None and child.poll() is None:
+            child.kill()
+            child.wait()
         sandbox.kill_descendants(spare=spare)
         out_of_memory = group.oom_kills() > 0
-    finally:
         group.remove()
     status = {}
     try:

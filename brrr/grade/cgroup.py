@@ -146,7 +146,7 @@ class Group:
         self.folders = {}
 
 
-def _remove(folder: str, seconds: float = 2.0) -> None:
+def _remove(folder: str, seconds: float = 10.0) -> None:
     """rmdir ``folder``, waiting up to ``seconds`` for its last processes to be gone."""
     deadline = time.monotonic() + seconds
     while True:
