@@ -371,7 +371,7 @@ def test_the_client_sockets_have_the_message_cap_too(tmp_path):
     own, so 400 MB messages reached the runner."""
     import zmq
     from brrr.grade import runner
-    km = runner._kernel_manager(str(tmp_path), "none", 65534)
+    km = runner._kernel_manager(str(tmp_path), str(tmp_path), "none", 65534)
     kc = km.client()
     try:
         for channel in (kc.iopub_channel, kc.shell_channel, kc.control_channel, kc.stdin_channel):
@@ -643,6 +643,7 @@ try:
 except OSError:
     out["brrr_writable"] = False
 open("mine.txt", "w").write("ok")
+out["mine"] = os.listdir(".")
 out["pid"] = os.getpid()
 import brrr
 print(json.dumps(out))
@@ -650,14 +651,17 @@ print(json.dumps(out))
     (tmp_path / "outside.txt").write_text("secret")
     sandbox.hand_over(str(work))
     env = sandbox.kernel_env(str(work))
-    proc = subprocess.run(sandbox.wrap([sys.executable, "-c", probe], str(work), env, "bubblewrap"),
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run(sandbox.sandboxed([sys.executable, "-c", probe], str(work), str(out), env),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen == {"repository": False, "tests_of_repo": False, "home_of_grader": False,
-                    "outside_tmp": False, "network": False, "brrr_writable": False, "pid": seen["pid"]}
+                    "outside_tmp": False, "network": False, "brrr_writable": False, "mine": ["mine.txt"],
+                    "pid": seen["pid"]}
     assert seen["pid"] < 10, "the sandbox has a PID namespace of its own"
-    assert (work / "mine.txt").read_text() == "ok"
+    assert os.listdir(work) == [], "the folder is a tmpfs of its own: nothing reaches the host"
 
 
 def test_gpu_and_16_bit_answers_are_graded_as_their_values():

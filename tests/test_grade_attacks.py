@@ -410,8 +410,9 @@ def test_any_bytes_in_a_name_or_a_message_stay_in_their_own_row(batches):
     reasons = names.reasons(evil)
     assert "ValueError" in reasons and "\\ud800" in reasons and "\\nspoof" in reasons, reasons
     assert os.path.basename(safe_text(evil)).startswith("evil-\\udcff\\nspoof")
-    lines = names.console.splitlines()     # the level, a line per submission and per question, a count
-    assert len(lines) == 1 + len(names.order) * (1 + len(names.of(evil))) + 2, "a submission printed lines of its own"
+    lines = names.console.splitlines()     # the level, the bounds, a line per submission and per question, a count
+    assert lines[1].startswith("bounds per submission: ")
+    assert len(lines) == 2 + len(names.order) * (1 + len(names.of(evil))) + 2, "a submission printed lines of its own"
     assert not [line for line in lines if line.startswith("spoof")]
 
 

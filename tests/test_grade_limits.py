@@ -133,9 +133,11 @@ os._exit(0)
 def test_the_sandbox_bounds_processes_file_sizes_and_tmp():
     work = tempfile.mkdtemp(prefix="brrr-limits-")
     try:
-        sandbox.hand_over(work)
-        env = sandbox.kernel_env(work)
-        proc = subprocess.run(sandbox.wrap([sys.executable, "-c", PROBE], work, env, "bubblewrap"),
+        os.makedirs(os.path.join(work, "work"))
+        os.makedirs(os.path.join(work, "out"))
+        env = sandbox.kernel_env(os.path.join(work, "work"))
+        proc = subprocess.run(sandbox.sandboxed([sys.executable, "-c", PROBE], os.path.join(work, "work"),
+                                                os.path.join(work, "out"), env),
                               capture_output=True, text=True, timeout=180)
         assert proc.returncode == 0, proc.stderr
         seen = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -191,8 +193,8 @@ def test_the_folder_is_a_quota_the_kernel_enforces(tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()
     code = FILLER.format(package=os.path.dirname(os.path.dirname(brrr.__file__)), work=str(work))
-    assert sandbox.own_folder(["x"], str(work), "none") == ["x"]
-    proc = subprocess.run(sandbox.own_folder([sys.executable, "-c", code], str(work), "bubblewrap"),
+    assert sandbox.own_folder(["x"], str(work), str(tmp_path), "none") == ["x"]
+    proc = subprocess.run(sandbox.own_folder([sys.executable, "-c", code], str(work), str(tmp_path), "bubblewrap"),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -248,8 +250,11 @@ def test_the_instructor_guide_states_the_limits_the_code_sets():
     table = guide[guide.index("**Resource limits.**"):guide.index("**The risk that remains.**")]
     assert f"| {limits.MAX_TASKS} per sandbox" in table
     assert f"| {format_bytes(limits.MAX_FILE_BYTES)} (every level)" in table
-    assert f"a private {format_bytes(limits.TMP_BYTES)} in memory" in table
-    assert f"a private {format_bytes(limits.SHM_BYTES)} in memory" in table
+    assert f"a private {format_bytes(limits.TMP_BYTES)} and {limits.TMP_FILES:,} files in memory" in table
+    assert f"a private {format_bytes(limits.SHM_BYTES)} and {limits.SHM_FILES:,} files in memory" in table
+    assert f"| {format_bytes(limits.MEMORY_BYTES)} per submission's run" in table
+    assert f"used more than {format_bytes(limits.MEMORY_BYTES)}" in table
+    assert f"also {limits.MAX_TASKS + limits.TRUSTED_TASKS} per submission's run" in table
     held = limits.FOLDER_BYTES + limits.TMP_BYTES + limits.SHM_BYTES
     assert f"up to {format_bytes(held)} there" in table
     assert f"{format_bytes(limits.FOLDER_BYTES)} and {limits.FOLDER_FILES:,} files" in table
@@ -278,9 +283,12 @@ def test_each_sandbox_has_its_own_identity_and_session_keyring():
         work = tempfile.mkdtemp(prefix="brrr-identity-")
         try:
             identity = limits.sandbox_id()
-            sandbox.hand_over(work, identity)
-            proc = subprocess.run(sandbox.wrap([sys.executable, "-c", KEYRINGS], work, sandbox.kernel_env(work),
-                                               "bubblewrap", identity), capture_output=True, text=True, timeout=120)
+            folder, out = os.path.join(work, "work"), os.path.join(work, "out")
+            os.makedirs(folder)
+            os.makedirs(out)
+            proc = subprocess.run(sandbox.sandboxed([sys.executable, "-c", KEYRINGS], folder, out,
+                                                    sandbox.kernel_env(folder), identity),
+                                  capture_output=True, text=True, timeout=120)
             assert proc.returncode == 0, proc.stderr
             seen.append((identity, json.loads(proc.stdout.strip().splitlines()[-1])))
         finally:

@@ -156,6 +156,7 @@ def main(argv=None) -> int:
     try:
         level = sandbox.level(args.isolation)
         print(sandbox.describe(level))
+        print(sandbox.bounds(level))
         rows = grade(args.exercise, args.submissions, out=args.out, timeout=args.timeout,
                      cell_timeout=args.cell_timeout, isolation=level, progress=_print_summary)
     except (ValueError, RuntimeError) as error:

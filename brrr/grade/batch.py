@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import config
-from . import limits, sandbox
+from ..units import format_bytes
+from . import cgroup, limits, sandbox
 from .exercise import Exercise, find_exercise, is_untouched, linked_component, read_submission
 from .report import (FIELDS, MAX_REASON_CHARS, TOTAL_FIELDS, check_out, copy_groups, copy_note, csv_cell,  # noqa: F401
                      cut_reason, file_identity, open_csv, protected_folders, safe_text, total_row, totals_path)
@@ -118,7 +119,9 @@ def _safe_name(path: str) -> str:
 def _run(batch: Batch, nb: dict, submission: str, run_dir: str) -> tuple:
     """Execute the notebook in a fresh folder; return (status dict, snapshot path, timed out).
     Its files go to ``seed``, which the runner copies into ``work``: at the bubblewrap level a
-    size-limited tmpfs only the runner and its kernel see (the host's ``work`` stays empty)."""
+    size-limited tmpfs only the runner and its kernel see (the host's ``work`` stays empty).
+    The runner and its kernel run in a cgroup of their own where one can be made
+    (``brrr.grade.cgroup``); an out-of-memory kill there is the status's ``over_limit``."""
     seed, work, out = (os.path.join(run_dir, name) for name in ("seed", "work", "out"))
     for folder in (seed, work, out):
         os.makedirs(folder)
@@ -133,18 +136,31 @@ def _run(batch: Batch, nb: dict, submission: str, run_dir: str) -> tuple:
     import psutil
     spare = {p.pid for p in psutil.Process().children()}
     command = sandbox.own_folder([sys.executable, "-m", "brrr.grade.runner", notebook, work, out,
-                                  repr(batch.cell_timeout), batch.level, str(identity), seed], work, batch.level)
+                                  repr(batch.cell_timeout), batch.level, str(identity), seed], work, out,
+                                 batch.level, identity)
     timed_out = False
-    with open(os.path.join(out, "log.txt"), "w", encoding="utf-8", errors="replace") as log:
-        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=out,
-                                 start_new_session=True, preexec_fn=limits.limit_trusted_memory)
-        try:
-            child.wait(timeout=batch.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+    group = cgroup.Group(cgroup.available())
+
+    def start():
+        group.join()
+        limits.limit_trusted_memory()
+
+    child = None
+    try:
+        with open(os.path.join(out, "log.txt"), "w", encoding="utf-8", errors="replace") as log:
+            child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=out,
+                                     start_new_session=True, preexec_fn=start)
+            try:
+                child.wait(timeout=batch.timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+    finally:          # also when the grader is stopped: the group is removed once it is empty
+        if child is not None and child.poll() is None:
             child.kill()
             child.wait()
-    sandbox.kill_descendants(spare=spare)
+        sandbox.kill_descendants(spare=spare)
+        out_of_memory = group.oom_kills() > 0
+        group.remove()
     status = {}
     try:
         with open(os.path.join(out, "status.json"), encoding="utf-8") as f:
@@ -157,6 +173,9 @@ def _run(batch: Batch, nb: dict, submission: str, run_dir: str) -> tuple:
             lines = f.read().decode("utf-8", errors="replace").splitlines()
             tail = [line for line in lines if line.strip()][-1:]
         status["runner_error"] = tail[0][:200] if tail else f"exit status {child.returncode}"
+    if out_of_memory and not status.get("over_limit"):
+        status["over_limit"] = (f"it used more than {format_bytes(limits.MEMORY_BYTES)} of memory (its processes "
+                                "and the files it kept in memory)")
     return status, os.path.join(out, "snapshot.json"), timed_out
 
 

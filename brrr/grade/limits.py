@@ -6,9 +6,19 @@
   grader this step also becomes the sandbox's own user (:func:`sandbox_id`; no capabilities
   left) before the kernel starts.
 - **One file:** at most ``MAX_FILE_BYTES`` (``RLIMIT_FSIZE``; every level, root included).
-- **/tmp and /dev/shm:** private tmpfs of ``TMP_BYTES`` and ``SHM_BYTES`` (bubblewrap level).
+- **/tmp and /dev/shm:** private tmpfs of ``TMP_BYTES`` and ``TMP_FILES`` files, ``SHM_BYTES``
+  and ``SHM_FILES`` (bubblewrap level; ``brrr.grade.mounts``). The runner watches them as it
+  watches the folder: when one is full, the kernel is killed.
+- **Memory:** ``MEMORY_BYTES`` for a submission's whole run (its processes, the files it keeps in
+  memory, memfd and shared memory, and the kernel's own memory for them), ``MAX_TASKS`` plus
+  ``TRUSTED_TASKS`` processes, where the grader can make a cgroup (``brrr.grade.cgroup``; every
+  level). Past it the out-of-memory killer ends the kernel's processes first (their
+  ``oom_score_adj`` is ``OOM_SCORE_ADJ``).
+- **User namespaces:** none can be made inside the sandbox (a seccomp filter refuses
+  ``unshare``/``clone`` with ``CLONE_NEWUSER``, and ``clone3``; bubblewrap level, x86_64 and
+  aarch64), so no mount of its own escapes the sizes above.
 - **Its folder:** ``FOLDER_BYTES`` and ``FOLDER_FILES`` entries in all. At the bubblewrap level
-  the folder is a tmpfs of that size (``brrr.grade.sandbox.own_folder``): the kernel refuses a
+  the folder is a tmpfs of that size and as many files (``brrr.grade.mounts``): the kernel refuses a
   write past it, whatever the file (deleted but open, in a folder made unreadable). At level
   ``none`` it is a host folder, and a scan (with the files its processes deleted but hold) is all
   there is. Either way the runner checks it twice a second and after every cell
@@ -34,6 +44,11 @@ TMP_BYTES = 1 << 30           # bytes of its private /tmp
 SHM_BYTES = 256 << 20         # bytes of its private /dev/shm
 FOLDER_BYTES = 2 << 30        # bytes on disk in its folder, all files together
 FOLDER_FILES = 100_000        # files and folders in its folder
+TMP_FILES = 20_000            # files and folders in its /tmp
+SHM_FILES = 10_000            # files and folders in its /dev/shm
+MEMORY_BYTES = 4 << 30        # bytes of memory of one submission's run, all told (memory cgroup)
+TRUSTED_TASKS = 64            # processes and threads of the runner and the sandbox's launchers
+OOM_SCORE_ADJ = 1000          # the kernel's processes: the first the out-of-memory killer ends
 WATCH_SECONDS = 0.5           # how often the folder is measured
 TRUSTED_BYTES = 2 << 30       # data memory of the grader's own runner and scorer of one submission
 
@@ -72,18 +87,70 @@ def _new_session_keyring() -> None:
         ctypes.CDLL(None, use_errno=True).syscall(number, 1, None)
 
 
+# seccomp: (audit architecture, clone, unshare, clone3) system call numbers
+SECCOMP_ARCHES = {"x86_64": (0xC000003E, 56, 272, 435), "aarch64": (0xC00000B7, 220, 97, 435)}
+CLONE_NEWUSER = 0x10000000
+
+
+def _user_namespace_filter(arch: int, clone: int, unshare: int, clone3: int) -> bytes:
+    """A classic BPF program for seccomp: ``unshare`` and ``clone`` with ``CLONE_NEWUSER`` fail with
+    EPERM; ``clone3`` (whose flags it cannot read) with ENOSYS, so the C library falls back to
+    ``clone``; a system call of another ABI (32-bit, x32) with EPERM; all else is allowed."""
+    import struct
+    load, equal, has_bits, at_least, ret = 0x20, 0x15, 0x45, 0x35, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    program = [
+        (load, 0, 0, 4), (equal, 1, 0, arch), (ret, 0, 0, eperm),       # seccomp_data.arch
+        (load, 0, 0, 0), (at_least, 0, 1, 0x40000000), (ret, 0, 0, eperm),  # .nr; x32 numbers
+        (equal, 0, 1, clone3), (ret, 0, 0, enosys),
+        (equal, 1, 0, clone), (equal, 0, 3, unshare),
+        (load, 0, 0, 16), (has_bits, 0, 1, CLONE_NEWUSER), (ret, 0, 0, eperm),  # .args[0]
+        (ret, 0, 0, allow)]
+    return b"".join(struct.pack("HBBI", *step) for step in program)
+
+
+def _forbid_user_namespaces() -> None:
+    """Install :func:`_user_namespace_filter` on this process and all it starts (after
+    ``PR_SET_NO_NEW_PRIVS``); nothing on an architecture not in ``SECCOMP_ARCHES``."""
+    import ctypes
+    import platform
+    numbers = SECCOMP_ARCHES.get(platform.machine())
+    if numbers is None:
+        return
+    raw = _user_namespace_filter(*numbers)
+    code = ctypes.create_string_buffer(raw, len(raw))
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    program = Program(len(raw) // 8, ctypes.addressof(code))
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(program), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp: " + os.strerror(ctypes.get_errno()))
+
+
+def _first_for_the_oom_killer() -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write(str(OOM_SCORE_ADJ))
+    except OSError:
+        pass
+
+
 def apply(level: str, identity: int = NOBODY) -> None:
     """Set this process's limits (inherited by everything it starts) for isolation ``level``;
     a root grader's sandbox becomes the user and group ``identity``."""
     import resource
     _lower(resource.RLIMIT_FSIZE, MAX_FILE_BYTES)
     _new_session_keyring()
+    _first_for_the_oom_killer()
     if level == "bubblewrap":
         _lower(resource.RLIMIT_NPROC, MAX_TASKS)
         if os.geteuid() == 0:
             os.setgroups([])
             os.setgid(identity)
             os.setuid(identity)  # from root to another user: every capability is dropped
+        _forbid_user_namespaces()
 
 
 def command(level: str, argv: list, identity: int = NOBODY) -> list:
@@ -193,15 +260,28 @@ def remove_tree(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def mount_full(name: str, path: str) -> str:
+    """Why the tmpfs at ``path`` (the kernel's ``name``, as /tmp) is full, or '' while it is not:
+    no file left to make, or no byte left to write."""
+    from ..units import format_bytes
+    st = os.statvfs(path)
+    if st.f_files and not st.f_ffree:
+        return f"it made {st.f_files - 1:,} files in its {name}, all a submission may make there"
+    if st.f_blocks and not st.f_bavail:
+        return f"it filled its {name} ({format_bytes(st.f_blocks * st.f_frsize)}, all a submission may write there)"
+    return ""
+
+
 class FolderWatch(threading.Thread):
-    """Measures ``path`` every ``WATCH_SECONDS``; when it is full or past a limit, sets ``reason``
-    and calls ``on_exceed()`` once (the runner kills the kernel there). A folder with a
-    :func:`quota` is full at the quota (or ``max_bytes``, the smaller)."""
+    """Measures ``path`` every ``WATCH_SECONDS``, and each (name, path) of ``mounts`` (tmpfs of the
+    kernel's, :func:`mount_full`); when one is full or past a limit, sets ``reason`` and calls
+    ``on_exceed()`` once (the runner kills the kernel there). A folder with a :func:`quota` is
+    full at the quota (or ``max_bytes``, the smaller)."""
 
     def __init__(self, path: str, on_exceed, max_bytes: int = FOLDER_BYTES,
-                 max_entries: int = FOLDER_FILES, pids=None):
+                 max_entries: int = FOLDER_FILES, pids=None, mounts=()):
         super().__init__(daemon=True, name="brrr-folder-watch")
-        self.path, self.on_exceed = path, on_exceed
+        self.path, self.on_exceed, self.mounts = path, on_exceed, list(mounts)
         self.pids = pids or (lambda: ())    # the submission's processes: files they deleted but hold
         self.max_bytes, self.max_entries = max_bytes, max_entries
         self.reason = ""
@@ -220,7 +300,7 @@ class FolderWatch(threading.Thread):
             used += deleted_but_open(self.path, self.pids())
         if used >= limit:
             return f"it filled its folder ({format_bytes(limit)}, all a submission may write there)"
-        return ""
+        return next(filter(None, (mount_full(name, p) for name, p in self.mounts)), "")
 
     def poll(self) -> str:
         """Check now, as the thread does every ``WATCH_SECONDS``; past a limit, fire (once, whoever

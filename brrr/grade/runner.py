@@ -8,7 +8,9 @@ folder the kernel cannot see, so when a cell hangs (the kernel is killed, not in
 a notebook can ignore SIGINT) or the whole run is stopped, the answers given before still
 count. It starts by copying the submission's files (``SEED``: the notebook, the public tests,
 the device's peaks cache) into ``WORKDIR``, which at the bubblewrap level is a size-limited
-tmpfs only this process and its kernel see (``brrr.grade.sandbox.own_folder``). A message no
+tmpfs only this process and its kernel see (``brrr.grade.sandbox.own_folder``), and watches it
+with the kernel's /tmp and /dev/shm (killing the kernel when one is full). The kernel's
+sockets are reached through descriptors held here (:func:`pin_sockets`). A message no
 honest kernel sends (a ``status`` without its state) ends the run with ``runner_error`` in the
 status, and the grader fails that submission.
 
@@ -22,7 +24,7 @@ import shutil
 import subprocess
 import sys
 
-from . import limits, sandbox
+from . import limits, mounts, sandbox
 from ..cache import write_text
 
 EXPORT = "print(__import__('brrr.grade.answers', fromlist=['snapshot']).snapshot(globals()), end='')"
@@ -33,18 +35,19 @@ MAX_TRACEBACK_LINES = 20
 MAX_MESSAGE_BYTES = 32 << 20       # a larger message from the kernel drops its connection
 MAX_KEPT_ERRORS = 5                # errors a status keeps (all are counted)
 MAX_KEPT_ERROR_CHARS = 80          # of each kept error's message
+STARTUP_TIMEOUT = 120.0            # seconds a kernel may take to start
 
 
-def _kernel_manager(workdir: str, level: str, identity: int):
-    """A kernel manager whose kernel runs at ``level`` as ``identity``, talking over sockets in
-    ``workdir``."""
+def _kernel_manager(workdir: str, outdir: str, level: str, identity: int):
+    """A kernel manager whose kernel runs at ``level`` as ``identity`` and binds its sockets in
+    ``workdir``; the runner reaches them through ``outdir`` only (:func:`pin_sockets`)."""
     import zmq
     from jupyter_client.manager import AsyncKernelManager
 
     class SandboxedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):
             argv = super().format_kernel_cmd(extra_arguments)
-            return sandbox.wrap(argv, workdir, sandbox.kernel_env(workdir), level, identity)
+            return sandbox.wrap(argv, workdir, sandbox.kernel_env(workdir), level, identity, outdir)
 
         def write_connection_file(self, **kwargs):
             super().write_connection_file(**kwargs)
@@ -58,15 +61,57 @@ def _kernel_manager(workdir: str, level: str, identity: int):
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             # no descriptor of the grader's: its log is this process's stdout and stderr
             kw.update(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            return await super()._async_launch_kernel(kernel_cmd, **kw)
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+            # before the manager's control socket and the client connect
+            self.ip = await pin_sockets(self.ip, self.ports, os.path.join(outdir, "sockets"),
+                                        self.provisioner.poll, self.pinned)
 
     sockets = os.path.join(workdir, ".kernel")
     os.makedirs(sockets, exist_ok=True)
     sandbox.hand_over(sockets, identity)
     km = SandboxedKernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"),
                                 connection_file=os.path.join(sockets, "connection.json"))
+    km.pinned = []     # the descriptors of the kernel's sockets, held while the runner lives
     km.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)   # the manager's sockets
     return km
+
+
+async def pin_sockets(prefix: str, ports, folder: str, poll, held: list,
+                      timeout: float = STARTUP_TIMEOUT) -> str:
+    """Wait (at most ``timeout`` seconds, while ``poll()`` says the kernel runs) for the kernel's
+    socket ``{prefix}-{port}`` of each port, and give the runner a path to each in ``folder``
+    (made 0700; the kernel never sees it): a link to a descriptor of that very socket. The
+    prefix of those paths is returned, for the runner's connections and reconnections.
+
+    The kernel binds its sockets before any code of the submission runs, and can later replace
+    or remove them, or put a link to another socket in their place: the runner still reaches
+    the socket first bound, or nothing, never a replacement."""
+    import asyncio
+    import stat
+    import time
+    os.mkdir(folder, 0o700)
+    deadline = time.monotonic() + timeout
+    for port in ports:
+        path = f"{prefix}-{port}"
+        while True:
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                mode = None
+            if mode is not None and not stat.S_ISSOCK(mode):
+                raise RuntimeError(f"the kernel's socket path {os.path.basename(path)} holds no socket")
+            if mode is not None:
+                break
+            if await poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the kernel ended, or did not open its sockets in "
+                                   f"{timeout:g} s")
+            await asyncio.sleep(0.02)
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW)
+        held.append(fd)
+        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            raise RuntimeError(f"the kernel's socket path {os.path.basename(path)} holds no socket")
+        os.symlink(f"/proc/{os.getpid()}/fd/{fd}", os.path.join(folder, f"k-{port}"))
+    return os.path.join(folder, "k")
 
 
 class MalformedMessage(Exception):
@@ -121,15 +166,17 @@ def run(notebook: str, workdir: str, outdir: str, cell_timeout: float, level: st
               "kernel_died": False, "over_limit": "", "snapshot_failures": 0, "level": level}
     snapshot_path, status_path = os.path.join(outdir, "snapshot.json"), os.path.join(outdir, "status.json")
     write_text(status_path, json.dumps(status))
-    km = _kernel_manager(workdir, level, identity)
+    km = _kernel_manager(workdir, outdir, level, identity)
     client = _errors_only_client()(nb, km=km, timeout=cell_timeout, allow_errors=True, interrupt_on_timeout=False,
                             kernel_name="python3", resources={"metadata": {"path": workdir}},
-                            startup_timeout=120)
+                            startup_timeout=STARTUP_TIMEOUT)
     env = sandbox.kernel_env(workdir)
     import psutil
     own = psutil.Process()
+    tmp, shm = mounts.scratch(outdir)
     watch = limits.FolderWatch(workdir, on_exceed=sandbox.kill_descendants,
-                               pids=lambda: [p.pid for p in own.children(recursive=True)])
+                               pids=lambda: [p.pid for p in own.children(recursive=True)],
+                               mounts=[("/tmp", tmp), ("/dev/shm", shm)] if level == "bubblewrap" else [])
     with client.setup_kernel(env=env, cwd=workdir):
         watch.start()
         for number, index in enumerate(code_cells, start=1):

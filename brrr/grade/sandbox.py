@@ -9,9 +9,10 @@ Levels, strongest first (``level()`` picks the strongest this machine offers):
     (no repository, no hidden tests, no autograder zip, no other submission, no output CSV,
     no network). When its first process ends, the kernel ends every process in the
     namespace, so nothing survives it. Its processes, file sizes, /tmp and folder are
-    bounded (``brrr.grade.limits``). The only places it can write are two size-limited tmpfs,
-    its folder (made by :func:`own_folder` for the runner, which binds it into the sandbox)
-    and ``/tmp``: the rest, ``/`` and ``/dev`` included, is read-only. A grader running as
+    bounded (``brrr.grade.limits``), and it can make no user namespace of its own. The only
+    places it can write are three tmpfs capped in bytes and files, its folder, ``/tmp`` and
+    ``/dev/shm`` (mounted by :func:`own_folder` for the runner, which binds them into the
+    sandbox): the rest, ``/`` and ``/dev`` included, is read-only. A grader running as
     root runs it as a user id of its own (the kernel exempts root from the process limit), in
     every namespace but the user one.
 ``none``
@@ -19,6 +20,9 @@ Levels, strongest first (``level()`` picks the strongest this machine offers):
     and every descendant is found (the grader is a child subreaper, so even a process that
     detached itself is reparented to it) and killed. The code can still read and write
     anything the grader's user can: use this only for trusted work.
+
+At either level a run's memory and processes are bounded where the grader can make a cgroup
+(``brrr.grade.cgroup``); :func:`bounds` names the bounds in force.
 
 Otter's Docker grading is not one of the levels: it runs the tests inside the student's
 kernel. Here tests never run in the student's process (see ``brrr.grade.answers``).
@@ -34,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import limits
+from . import limits, mounts
 
 LEVELS = ("bubblewrap", "none")
 PR_SET_CHILD_SUBREAPER = 36
@@ -54,12 +58,15 @@ def _probe(command: list) -> bool:
 @functools.lru_cache(maxsize=None)
 def bubblewrap_works() -> bool:
     """True when bwrap exists, can make the namespaces (a kernel may forbid them) and can
-    start a sandbox under the submission's limits inside a folder of its own (:func:`own_folder`)."""
+    start a sandbox under the submission's limits inside a folder of its own, with its capped
+    tmpfs mounted (:func:`own_folder`)."""
     if not bwrap():
         return False
     with tempfile.TemporaryDirectory(prefix="brrr-probe-") as folder:
-        sandboxed = _bwrap_command(limits.command("bubblewrap", ["/bin/true"]), folder, {})
-        return _probe(own_folder(sandboxed, folder, "bubblewrap"))
+        work, out = os.path.join(folder, "work"), os.path.join(folder, "out")
+        os.makedirs(work)
+        os.makedirs(out)
+        return _probe(sandboxed(["/bin/true"], work, out, {}))
 
 
 def level(requested: str = "auto") -> str:
@@ -85,6 +92,32 @@ def describe(name: str) -> str:
             "and change your files; grade only trusted work this way, or install bubblewrap)")
 
 
+def bounds(name: str) -> str:
+    """One line for the grader's output: the bounds in force at level ``name`` on this machine
+    (``brrr.grade.limits``; each is named only where the code applies it here)."""
+    import platform
+    from ..units import format_bytes as b
+    from . import cgroup
+    held = cgroup.available()
+    parts = [f"{b(limits.MAX_FILE_BYTES)} per file"]
+    if name == "bubblewrap":
+        parts += [f"{limits.MAX_TASKS:,} processes", f"folder {b(limits.FOLDER_BYTES)} and "
+                  f"{limits.FOLDER_FILES:,} files, /tmp {b(limits.TMP_BYTES)} and {limits.TMP_FILES:,}, "
+                  f"/dev/shm {b(limits.SHM_BYTES)} and {limits.SHM_FILES:,}"]
+        if platform.machine() in limits.SECCOMP_ARCHES:
+            parts.append("no user namespace of its own")
+    if "memory" in held:
+        parts.append(f"memory {b(limits.MEMORY_BYTES)}, files in memory and the kernel's own memory included "
+                     "(a memory cgroup)")
+    if "pids" in held:
+        parts.append(f"{limits.MAX_TASKS + limits.TRUSTED_TASKS:,} processes, the runner's included (a pids cgroup)")
+    missing = [c for c in cgroup.CONTROLLERS if c not in held]
+    line = "bounds per submission: " + "; ".join(parts)
+    if missing:
+        line += f"; not in force (the grader can make no such cgroup here): {' and '.join(missing)} cgroup"
+    return line
+
+
 def readonly_paths() -> list:
     """Host paths the sandbox sees read-only: the system, Python, and brrr's package."""
     import brrr
@@ -98,32 +131,46 @@ def readonly_paths() -> list:
     return out
 
 
-def wrap(argv: list, workdir: str, env: dict, level: str, identity: int = limits.NOBODY) -> list:
+def wrap(argv: list, workdir: str, env: dict, level: str, identity: int = limits.NOBODY,
+         outdir: str = "") -> list:
     """The command that runs ``argv`` at isolation ``level`` with ``workdir`` as its folder,
     under the limits of ``brrr.grade.limits``, as the user ``identity`` under a root grader
-    (give the folder away first: :func:`hand_over`)."""
+    (give the folder away first: :func:`hand_over`). At the bubblewrap level its /tmp and
+    /dev/shm are the tmpfs :func:`own_folder` mounted under ``outdir``: run it inside that."""
     argv = limits.command(level, argv, identity)
     if level == "none":
         return argv
-    return _bwrap_command(argv, workdir, env)
+    if not outdir:
+        raise ValueError("the bubblewrap level needs the runner's outdir (its /tmp and /dev/shm)")
+    return _bwrap_command(argv, workdir, env, outdir)
 
 
-def own_folder(argv: list, workdir: str, level: str) -> list:
-    """The command that runs ``argv`` (the runner) with ``workdir`` as a tmpfs of its own of
-    :data:`brrr.grade.limits.FOLDER_BYTES` (read when called) at the bubblewrap level.
+def own_folder(argv: list, workdir: str, outdir: str, level: str, identity: int = limits.NOBODY) -> list:
+    """The command that runs ``argv`` (the runner) in a mount namespace of its own, where at the
+    bubblewrap level ``workdir`` and the sources of the kernel's /tmp and /dev/shm (under
+    ``outdir``) are tmpfs capped in bytes and files (``brrr.grade.mounts``; figures read when
+    called). A root grader's folder belongs to ``identity`` from the start.
 
-    The kernel's sandbox binds this folder, so the kernel can never put more than that on the
-    machine: files it deleted but holds open and folders it made unreadable count too, and
-    nothing reaches the host's disk. The folder and all in it vanish when the runner and its
-    kernel end. Starts empty: the runner copies the submission's files in. At level ``none``,
-    ``argv`` itself (a host folder, watched by the runner's scan only)."""
+    The kernel's sandbox binds them, so the kernel can never put more than that on the machine:
+    files it deleted but holds open and folders it made unreadable count too, and nothing
+    reaches the host's disk. They vanish when the runner and its kernel end. The folder starts
+    empty: the runner copies the submission's files in. At level ``none``, ``argv`` itself (a
+    host folder, watched by the runner's scan only)."""
     if level == "none":
         return list(argv)
-    # root keeps its capabilities (the runner gives the folder away and starts the sandbox);
-    # an ordinary user gets a user namespace of its own, where it may mount
-    user = [] if os.geteuid() == 0 else ["--unshare-user"]
-    return [bwrap()] + user + ["--dev-bind", "/", "/", "--perms", "0700", "--size", str(limits.FOLDER_BYTES),
-                               "--tmpfs", workdir, "--die-with-parent", "--"] + list(argv)
+    # root keeps its capabilities (it mounts, the runner gives the folder away and starts the
+    # sandbox); an ordinary user mounts in a user namespace of its own
+    user = [] if os.geteuid() == 0 else ["--unshare-user", "--cap-add", "CAP_SYS_ADMIN"]
+    return [bwrap()] + user + ["--dev-bind", "/", "/", "--die-with-parent", "--"] + \
+        mounts.command(mounts.layout(workdir, outdir, identity if os.geteuid() == 0 else 0), argv)
+
+
+def sandboxed(argv: list, workdir: str, outdir: str, env: dict, identity: int = limits.NOBODY) -> list:
+    """The command that runs ``argv`` as a runner's kernel runs at the bubblewrap level
+    (:func:`wrap` inside :func:`own_folder`), for a probe or a test: the folder ``workdir``
+    starts empty, and it and ``outdir`` get nothing on the host."""
+    return own_folder(wrap(argv, workdir, env, "bubblewrap", identity, outdir), workdir, outdir,
+                      "bubblewrap", identity)
 
 
 def hand_over(path: str, identity: int = limits.NOBODY) -> None:
@@ -142,7 +189,7 @@ def hand_over(path: str, identity: int = limits.NOBODY) -> None:
     os.chmod(path, os.stat(path).st_mode | 0o711)
 
 
-def _bwrap_command(argv: list, workdir: str, env: dict) -> list:
+def _bwrap_command(argv: list, workdir: str, env: dict, outdir: str) -> list:
     if os.geteuid() == 0:
         # root: no user namespace (it would map the sandbox to root, whom the kernel exempts
         # from the process limit); the limits step turns into nobody, then has no capabilities
@@ -155,7 +202,8 @@ def _bwrap_command(argv: list, workdir: str, env: dict) -> list:
         "--hostname", "brrr-grade", "--clearenv"]
     # /tmp first: Python or brrr may live under /tmp (a fresh clone), and a later mount
     # would hide them
-    command += ["--perms", "01777", "--size", str(limits.TMP_BYTES), "--tmpfs", "/tmp"]
+    tmp, shm = mounts.scratch(outdir)
+    command += ["--bind", tmp, "/tmp"]
     for folder in _ancestors(readonly_paths() + [workdir]):  # bwrap would make them 0700, closed to nobody
         command += ["--perms", "0755", "--dir", folder]
     for path in readonly_paths():
@@ -163,7 +211,7 @@ def _bwrap_command(argv: list, workdir: str, env: dict) -> list:
     command += ["--ro-bind-try", "/sys", "/sys",  # CPU caches and GPU enumeration are read from /sys
                 "--proc", "/proc", "--dev", "/dev",
                 # shared memory (multiprocessing's locks and queues), bounded like /tmp
-                "--perms", "01777", "--size", str(limits.SHM_BYTES), "--tmpfs", "/dev/shm"]
+                "--bind", shm, "/dev/shm"]
     for device in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0",
                    "/dev/dri"):
         command += ["--dev-bind-try", device, device]
@@ -197,9 +245,17 @@ def kernel_env(workdir: str) -> dict:
         "TMPDIR": "/tmp", "MPLBACKEND": "agg", "PYTHONNOUSERSITE": "1", "BRRR_CACHE_DIR": cache,
         "NUMBA_CACHE_DIR": os.path.join(cache, "numba"), "IPYTHONDIR": os.path.join(workdir, ".ipython"),
         "MPLCONFIGDIR": os.path.join(cache, "matplotlib"), "JUPYTER_PLATFORM_DIRS": "1",
+        "PYTHONPATH": _package_root(),   # the brrr the grader runs (an editable install may point elsewhere)
     })
     env.setdefault("LANG", "C.UTF-8")
     return env
+
+
+def _package_root() -> str:
+    """The folder that holds the brrr package this grader imported (the sandbox sees its
+    ``brrr`` folder only: :func:`readonly_paths`)."""
+    import brrr
+    return os.path.dirname(os.path.dirname(os.path.abspath(brrr.__file__)))
 
 
 def become_subreaper() -> bool:
