@@ -24,6 +24,7 @@ step "brrr info" .venv/bin/brrr info
 step "brrr info --refresh" .venv/bin/brrr info --refresh
 step "brrr roofline --quick" .venv/bin/brrr roofline --quick --no-progress --out "$work/roofline_quick.png"
 step "brrr roofline" .venv/bin/brrr roofline --no-progress --out "$work/roofline.png"
+step "brrr record --quick" .venv/bin/brrr record --quick --out "$work/quick-records"
 step "make book-quick" make book-quick
 step "make publish" make publish
 grep -h "full book built" _build/book.log

@@ -143,7 +143,7 @@ def test_solution_scores_full_marks(stem, solved, quick):
     rows = grade(stem, [solved[stem]], timeout=400)
     assert rows and all(r["possible"] > 0 for r in rows)
     for r in rows:
-        assert r["score"] == r["possible"], r
+        assert r["score"] == r["possible"], f"{r['question']}: {r['score']} of {r['possible']}: {r['reason']}"
 
 
 @pytest.mark.slow
