@@ -95,18 +95,14 @@ async def pin_sockets(prefix: str, ports, folder: str, poll, held: list,
         path = f"{prefix}-{port}"
         while True:
             try:
-                mode = os.lstat(path).st_mode
-            except FileNotFoundError:
-                mode = None
-            if mode is not None and not stat.S_ISSOCK(mode):
-                raise RuntimeError(f"the kernel's socket path {os.path.basename(path)} holds no socket")
-            if mode is not None:
+                fd = os.open(path, os.O_PATH | os.O_NOFOLLOW)   # a link is opened as itself
                 break
+            except FileNotFoundError:
+                pass
             if await poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("the kernel ended, or did not open its sockets in "
                                    f"{timeout:g} s")
             await asyncio.sleep(0.02)
-        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW)
         held.append(fd)
         if not stat.S_ISSOCK(os.fstat(fd).st_mode):
             raise RuntimeError(f"the kernel's socket path {os.path.basename(path)} holds no socket")
