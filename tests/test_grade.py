@@ -45,6 +45,12 @@ def by_submission(rows):
     return out
 
 
+def read_scores(path):
+    """The rows of a scores CSV, with score and possible as numbers."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return [dict(r, score=float(r["score"]), possible=float(r["possible"])) for r in csv.DictReader(f)]
+
+
 def full(rows_of_one):
     return all(r["score"] == r["possible"] for r in rows_of_one.values())
 
@@ -536,8 +542,7 @@ def test_attackers_in_one_batch_with_a_correct_solution(toy, tmp_path, monkeypat
     for path, before in protected.items():
         if path != str(out):
             assert digest(path) == before, f"{path} was changed by a submission"
-    with open(out, newline="", encoding="utf-8") as f:
-        rows = [dict(r, score=float(r["score"]), possible=float(r["possible"])) for r in csv.DictReader(f)]
+    rows = read_scores(out)
     by = by_submission(rows)
     assert list(by) == order and len(rows) == 3 * len(order)
     assert full(by[good]) and full(by[good_after]), "honest work gets full marks, whatever came before"

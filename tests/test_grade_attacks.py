@@ -21,7 +21,6 @@ of memory, not 2 GiB, and the bomb's batch's process limit to ``BOMB_TASKS`` (th
 grader's own ``RLIMIT_NPROC``, which a sandbox's can only lower), so that the bomb holds about
 half a GiB, not two.
 """
-import csv
 import json
 import os
 import platform
@@ -35,7 +34,7 @@ from brrr import config
 from brrr.grade import batch as batch_module
 from brrr.grade import safe_text
 from grading_toy import CORRECT, GIVENS_BLANK, GIVENS_CORRECT, SECRET, make_exercise, notebook
-from test_grade import by_submission, digest, needs_bwrap
+from test_grade import by_submission, digest, needs_bwrap, read_scores
 
 pytestmark = [pytest.mark.slow, needs_bwrap]
 
@@ -155,8 +154,7 @@ class Batch:
         if os.path.isfile(spec["report"]):
             with open(spec["report"], encoding="utf-8") as f:
                 self.report = json.load(f)
-        with open(spec["out"], newline="", encoding="utf-8") as f:
-            rows = [dict(r, score=float(r["score"]), possible=float(r["possible"])) for r in csv.DictReader(f)]
+        rows = read_scores(spec["out"])
         self.rows = by_submission(rows)
         self.measured = {s["path"]: s for s in self.report.get("submissions", [])}
 

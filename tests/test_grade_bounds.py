@@ -7,7 +7,6 @@ out-of-memory killer then ends the kernel, and the reason says so), and the runn
 connects to a socket the kernel put in place of its own.
 """
 import asyncio
-import csv
 import json
 import os
 import socket
@@ -20,7 +19,7 @@ import pytest
 from brrr import grade as g
 from brrr.grade import cgroup, limits, runner, sandbox
 from grading_toy import CORRECT, make_exercise, notebook
-from test_grade import by_submission, full, needs_bwrap
+from test_grade import by_submission, full, needs_bwrap, read_scores
 
 INSIDE = """
 import json, os, subprocess
@@ -184,9 +183,20 @@ def _graded(toy, tmp_path, *notebooks):
     out = tmp_path / "scores.csv"
     code = g.main([toy, *notebooks, "--out", str(out), "--timeout", "120", "--cell-timeout", "30",
                    "--isolation", "bubblewrap"])
-    with open(out, newline="", encoding="utf-8") as f:
-        rows = [dict(r, score=float(r["score"]), possible=float(r["possible"])) for r in csv.DictReader(f)]
+    rows = read_scores(out)
     return code, by_submission(rows)
+
+
+def _killed_beside_good(tmp_path, code: str) -> str:
+    """Grade a notebook that runs ``code`` after question 1, then an honest one, in one batch; the
+    honest one gets full marks, the other question 1's point only. Returns its question 2's reason."""
+    toy = make_exercise(tmp_path / "toy")
+    bad = notebook(tmp_path / "bad.ipynb", CORRECT[0], code, *CORRECT[1:])
+    good = notebook(tmp_path / "good.ipynb", *CORRECT)
+    status, by = _graded(toy, tmp_path, bad, good)
+    assert status == 0 and full(by[good]), by[good]
+    assert by[bad]["q1"]["score"] == 1 and not full(by[bad]), by[bad]
+    return by[bad]["q2"]["reason"]
 
 
 FILES = """import os
@@ -205,14 +215,8 @@ time.sleep(5)"""
 @needs_bwrap
 def test_a_notebook_making_100k_files_in_tmp_stops_at_its_cap(tmp_path, monkeypatch):
     monkeypatch.setenv("BRRR_QUICK", "1")
-    toy = make_exercise(tmp_path / "toy")
-    files = notebook(tmp_path / "files.ipynb", CORRECT[0], FILES, *CORRECT[1:])
-    good = notebook(tmp_path / "good.ipynb", *CORRECT)
-    code, by = _graded(toy, tmp_path, files, good)
-    assert code == 0 and full(by[good]), by[good]
-    reason = by[files]["q2"]["reason"]
+    reason = _killed_beside_good(tmp_path, FILES)
     assert f"it made {limits.TMP_FILES - 1:,} files in its /tmp" in reason and "kernel was killed" in reason, reason
-    assert by[files]["q1"]["score"] == 1 and not full(by[files])
 
 
 MEMFD = """import os
@@ -229,14 +233,8 @@ for _ in range(3 << 10):          # 3 GiB, held by no process's own memory
 def test_memory_held_in_a_memfd_past_the_bound_ends_the_kernel(tmp_path, monkeypatch):
     monkeypatch.setenv("BRRR_QUICK", "1")
     monkeypatch.setattr(limits, "MEMORY_BYTES", 1 << 30)       # read as each run's cgroup is made
-    toy = make_exercise(tmp_path / "toy")
-    hog = notebook(tmp_path / "hog.ipynb", CORRECT[0], MEMFD, *CORRECT[1:])
-    good = notebook(tmp_path / "good.ipynb", *CORRECT)
-    code, by = _graded(toy, tmp_path, hog, good)
-    assert code == 0 and full(by[good]), by[good]
-    reason = by[hog]["q2"]["reason"]
+    reason = _killed_beside_good(tmp_path, MEMFD)
     assert "it used more than 1 GiB of memory" in reason and "kernel was killed" in reason, reason
-    assert by[hog]["q1"]["score"] == 1 and not full(by[hog])
     parent = cgroup._parent("memory")[0]
     left = [f for f in os.listdir(parent) if f.startswith(f"brrr-grade-{os.getpid()}-")]
     assert left == [], f"cgroups of the batch were left behind: {left}"

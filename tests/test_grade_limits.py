@@ -4,7 +4,6 @@ A fork bomb and a disk filler must not take the grading machine down: the limits
 the sandbox, the watch on a submission's folder fires, and a batch with a fork bomb in it
 still grades the honest notebook beside it, leaving no process behind.
 """
-import csv
 import json
 import os
 import platform
@@ -18,7 +17,7 @@ import pytest
 from brrr import grade as g
 from brrr.grade import limits, sandbox
 from grading_toy import CORRECT, make_exercise, notebook
-from test_grade import by_submission, full, needs_bwrap
+from test_grade import by_submission, full, needs_bwrap, read_scores
 
 
 def test_folder_usage_counts_blocks_not_lengths(tmp_path):
@@ -230,8 +229,7 @@ def test_a_fork_bomb_in_a_batch_harms_nobody_else(tmp_path, monkeypatch):
                    "--isolation", "bubblewrap"])
     assert time.time() - start < 240
     assert code == 0
-    with open(out, newline="", encoding="utf-8") as f:
-        rows = [dict(r, score=float(r["score"]), possible=float(r["possible"])) for r in csv.DictReader(f)]
+    rows = read_scores(out)
     by = by_submission(rows)
     assert full(by[good]), "the notebook after the bomb was not graded in full"
     assert by[bomb]["q1"]["score"] == 1 and by[bomb]["q1"]["status"] == "timed out"
