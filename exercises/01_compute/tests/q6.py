@@ -11,6 +11,6 @@ def test_format(regime_b1, answer_fix_b1, mfu_b1):
     from brrr.grade.context import choice
     assert choice('regime_b1', regime_b1, ('compute-bound', 'memory-bound', 'overhead-bound')), 'use the string Roofline.regime returns'
     assert choice('answer_fix_b1', answer_fix_b1), 'store the letter of your answer as a string, such as "b"'
-    from brrr.grade.context import RATE_SLACK, positive
-    assert 0 < positive('mfu_b1', mfu_b1) <= RATE_SLACK, 'mfu_b1 is a fraction of the peak, near or below 1 (0.5, not 50)'
+    from brrr.grade.context import RATE_SLACK, fraction
+    fraction('mfu_b1', mfu_b1, RATE_SLACK)
 

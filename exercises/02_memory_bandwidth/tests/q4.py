@@ -18,9 +18,9 @@ def test_timing(t_triad, n):
 @test_case(points=1, hidden=False, 
     success_message="gbps_triad follows from your timing and the fraction is in range; the hidden tests grade the fraction and the ratio")
 def test_gbps_from_your_timing(gbps_triad, bandwidth_fraction_triad, t_triad, n):
-    from brrr.grade.context import RATE_SLACK, measured, positive, whole
+    from brrr.grade.context import RATE_SLACK, fraction, measured, whole
     measured('t_triad', t_triad, nbytes=12 * whole('n', n))
     expected = 12 * n / t_triad.median / 1000000000.0
     assert abs(float(gbps_triad) - expected) <= 0.01 * expected, f'from your own timing, bytes / median seconds / 1e9 = {expected:.4g} GB/s'
-    assert 0 < positive('bandwidth_fraction_triad', bandwidth_fraction_triad) <= RATE_SLACK, 'bandwidth_fraction_triad is a fraction of the peak, near or below 1 (0.5, not 50)'
+    fraction('bandwidth_fraction_triad', bandwidth_fraction_triad, RATE_SLACK)
 
